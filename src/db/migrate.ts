@@ -1,0 +1,113 @@
+// Applies the checked-in migrations of the database's target on start.
+// It keeps Prisma's own bookkeeping table (_prisma_migrations) and advisory lock id, so
+// `prisma migrate deploy` and this runner agree about what is applied, and two instances
+// starting at once on PostgreSQL apply each migration exactly once.
+import { createHash, randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
+
+const PRISMA_ADVISORY_LOCK = 72707369
+const prismaDir = fileURLToPath(new URL('../../prisma/', import.meta.url))
+
+export interface Migration {
+  name: string
+  sql: string
+  checksum: string
+}
+
+export function migrationsOf(kind: DatabaseKind): Migration[] {
+  const dir = join(prismaDir, kind, 'migrations')
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()
+    .map((name) => {
+      const sql = readFileSync(join(dir, name, 'migration.sql'), 'utf8')
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') }
+    })
+}
+
+/** Returns the names of the migrations it applied. */
+export async function applyMigrations(url: string): Promise<string[]> {
+  const target = parseDatabaseUrl(url)
+  return target.kind === 'sqlite' ? migrateSqlite(target.file!) : migratePostgres(target.connectionString!, target.schema!)
+}
+
+function migrateSqlite(file: string): string[] {
+  if (file !== ':memory:' && !existsSync(dirname(file))) mkdirSync(dirname(file), { recursive: true })
+  const db = new Database(file, { timeout: 10_000 })
+  try {
+    db.pragma('journal_mode = WAL')
+    db.exec(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+      "id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
+      "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME,
+      "started_at" DATETIME NOT NULL DEFAULT current_timestamp, "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
+    const applied: string[] = []
+    for (const m of migrationsOf('sqlite')) {
+      // IMMEDIATE takes the write lock first, so a second process waits and then sees the row.
+      const run = db.transaction(() => {
+        const done = db
+          .prepare(`SELECT 1 FROM "_prisma_migrations" WHERE migration_name = ? AND finished_at IS NOT NULL AND rolled_back_at IS NULL`)
+          .get(m.name)
+        if (done) return false
+        db.exec(m.sql)
+        db.prepare(
+          `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES (?, ?, current_timestamp, ?, 1)`,
+        ).run(randomUUID(), m.checksum, m.name)
+        return true
+      })
+      if (run.immediate()) applied.push(m.name)
+    }
+    return applied
+  } finally {
+    db.close()
+  }
+}
+
+async function migratePostgres(connectionString: string, schema: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString })
+  await client.connect()
+  try {
+    const quoted = `"${schema.replace(/"/g, '""')}"`
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`)
+    await client.query(`SET search_path TO ${quoted}`)
+    await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK])
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+        "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
+        "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
+        "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`)
+      const { rows } = await client.query<{ migration_name: string }>(
+        `SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+      )
+      const done = new Set(rows.map((r) => r.migration_name))
+      const applied: string[] = []
+      for (const m of migrationsOf('postgresql')) {
+        if (done.has(m.name)) continue
+        await client.query('BEGIN')
+        try {
+          // Generated scripts create "public"; the tables land in the search_path schema.
+          await client.query(m.sql)
+          await client.query(
+            `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ($1, $2, now(), $3, 1)`,
+            [randomUUID(), m.checksum, m.name],
+          )
+          await client.query('COMMIT')
+        } catch (error) {
+          await client.query('ROLLBACK')
+          throw new Error(`migration ${m.name} failed: ${(error as Error).message}`)
+        }
+        applied.push(m.name)
+      }
+      return applied
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_ADVISORY_LOCK])
+    }
+  } finally {
+    await client.end()
+  }
+}
