@@ -2,7 +2,7 @@
 //   npm run migration:new -- <name>
 // The previous datamodel is rebuilt from the migrations already checked in (prisma migrate diff
 // --from-migrations needs a shadow database, which adapter mode lacks), so this compares against
-// the snapshot written next to the migrations: prisma/<target>/migrations/datamodel.snapshot.prisma.
+// the snapshot written next to the migrations: prisma/<target>/migrations/schema.snapshot.
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -21,7 +21,7 @@ for (const [target, url] of [
   ['postgresql', process.env.MIGRATION_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres'],
 ] as const) {
   const dir = join('prisma', target, 'migrations')
-  const snapshot = join(dir, 'datamodel.snapshot.prisma')
+  const snapshot = join(dir, 'schema.snapshot')
   const from = existsSync(snapshot) ? ['--from-schema-datamodel', snapshot] : ['--from-empty']
   const out = execFileSync(
     process.execPath,

@@ -33,6 +33,7 @@ CREATE TABLE "Group" (
     "subscriptionSim" TEXT,
     "optinCode" TEXT,
     "optoutCode" TEXT,
+    "searchText" TEXT NOT NULL,
     "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" DATETIME NOT NULL,
     CONSTRAINT "Group_accountId_fkey" FOREIGN KEY ("accountId") REFERENCES "Account" ("id") ON DELETE CASCADE ON UPDATE CASCADE

@@ -39,6 +39,7 @@ CREATE TABLE "Group" (
     "subscriptionSim" TEXT,
     "optinCode" TEXT,
     "optoutCode" TEXT,
+    "searchText" TEXT NOT NULL,
     "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" TIMESTAMP(3) NOT NULL,
 

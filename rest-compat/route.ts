@@ -1,0 +1,36 @@
+import type { AppError } from '../src/errors.js'
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
+
+export interface RouteInput {
+  params: Record<string, string>
+  query: URLSearchParams
+  /** The parsed JSON body (routes with `body: true` only). */
+  body: unknown
+}
+
+export interface LegacyResponse {
+  status?: number
+  headers?: Record<string, string>
+  body: unknown
+}
+
+export interface RestRoute {
+  method: Method
+  /** `:name` segments are parameters. */
+  path: string
+  /** Messaging routes need a Bearer key and answer errors as {error, code, details}; channel routes are public, {error}. */
+  api: 'messaging' | 'channel'
+  /** Whether the route reads a JSON body. */
+  body?: boolean
+  /** The GraphQL operation the route runs, parsed and validated once at start-up. */
+  document: string
+  /** Builds the operation's variables from the request; throws AppError for bad input. */
+  variables(input: RouteInput): Record<string, unknown>
+  /** Shapes the GraphQL data into the documented JSON. */
+  toLegacy(data: any, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): LegacyResponse | unknown
+  /** Rewrites domain field names in validation details into the legacy spelling. */
+  legacyField?(field: string): string
+}
+
+export type LegacyErrorShape = (error: AppError, requestId: string) => unknown

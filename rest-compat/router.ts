@@ -1,0 +1,198 @@
+import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
+import { AppError, httpStatusOf, type ErrorDetail } from '../src/errors.js'
+import type { Context } from '../src/graphql/context.js'
+import type { Logger } from 'pino'
+import type { LegacyResponse, RestRoute, RouteInput } from './route.js'
+
+interface CompiledRoute {
+  route: RestRoute
+  pattern: RegExp
+  paramNames: string[]
+  document: DocumentNode
+  /** Static paths win over parameterised ones (/contact/groups before /contact/:id). */
+  specificity: number
+}
+
+export interface RestRouterOptions {
+  schema: GraphQLSchema
+  routes: RestRoute[]
+  /** Mount point: every route path is relative to it. */
+  prefix: string
+  publicBaseUrl: string
+  bodyLimitBytes: number
+  logger: Logger
+}
+
+export interface RestRequestContext {
+  context: Context
+  requestId: string
+  now: Date
+}
+
+export function createRestRouter(options: RestRouterOptions) {
+  const compiled: CompiledRoute[] = options.routes
+    .map((route) => {
+      const document = parse(route.document)
+      const errors = validate(options.schema, document)
+      if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
+      const paramNames: string[] = []
+      const source = route.path
+        .split('/')
+        .map((segment) => {
+          if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+          paramNames.push(segment.slice(1))
+          return '([^/]+)'
+        })
+        .join('/')
+      const specificity = route.path.split('/').filter((s) => s && !s.startsWith(':')).length * 10 - paramNames.length
+      return { route, pattern: new RegExp(`^${source}/?$`), paramNames, document, specificity }
+    })
+    .sort((a, b) => b.specificity - a.specificity)
+
+  function match(path: string) {
+    const hits: { c: CompiledRoute; params: Record<string, string> }[] = []
+    for (const c of compiled) {
+      const m = c.pattern.exec(path)
+      if (!m) continue
+      const params: Record<string, string> = {}
+      c.paramNames.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1]!)))
+      hits.push({ c, params })
+    }
+    return hits
+  }
+
+  return {
+    /** Handles a request under the prefix; null when the path is not ours. */
+    async handle(request: Request, url: URL, rc: RestRequestContext): Promise<Response | null> {
+      if (url.pathname !== options.prefix && !url.pathname.startsWith(options.prefix + '/')) return null
+      const path = url.pathname.slice(options.prefix.length) || '/'
+      const hits = match(path)
+      const method = request.method.toUpperCase()
+      const hit = hits.find((h) => h.c.route.method === method || (method === 'HEAD' && h.c.route.method === 'GET'))
+      const api = hits[0]?.c.route.api ?? (/^\/(channels|programs)(\/|$)/.test(path) ? 'channel' : 'messaging')
+      try {
+        if (method === 'OPTIONS' && hits.length) return preflight(hits.map((h) => h.c.route.method), api)
+        if (!hits.length) throw new AppError('NOT_FOUND', `No route for ${path}`)
+        if (!hit) {
+          const allow = [...new Set(hits.map((h) => h.c.route.method))].join(', ')
+          return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`), api, rc.requestId, { Allow: allow })
+        }
+        const { route } = hit.c
+        if (route.api === 'messaging') await rc.context.account()
+        const input: RouteInput = {
+          params: hit.params,
+          query: url.searchParams,
+          body: route.body ? await readJsonBody(request, options.bodyLimitBytes) : undefined,
+        }
+        const variables = route.variables(input)
+        const result = await execute({
+          schema: options.schema,
+          document: hit.c.document,
+          variableValues: variables,
+          contextValue: rc.context,
+        })
+        if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
+        const shaped = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
+        const legacy: LegacyResponse = isLegacyResponse(shaped) ? shaped : { body: shaped }
+        return json(legacy.body, legacy.status ?? 200, { ...corsHeaders(route.api), ...legacy.headers }, method === 'HEAD')
+      } catch (error) {
+        const appError = error instanceof AppError ? error : toAppError(error, options.logger, rc.requestId)
+        const rename = hit?.c.route.legacyField
+        if (rename && appError.details) {
+          return errorResponse(new AppError(appError.code, appError.message, appError.details.map((d) => ({ ...d, field: rename(d.field) }))), api, rc.requestId)
+        }
+        return errorResponse(appError, api, rc.requestId)
+      }
+    },
+  }
+}
+
+const isLegacyResponse = (value: unknown): value is LegacyResponse =>
+  typeof value === 'object' && value !== null && 'body' in value && Object.keys(value).every((k) => ['body', 'status', 'headers'].includes(k))
+
+function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
+  const original = (error as { originalError?: unknown }).originalError
+  if (original instanceof AppError) return original
+  if (error instanceof AppError) return error
+  // A GraphQL error with no original error is a variable coercion failure: the route passed
+  // something its checks did not catch. It is still the client's input.
+  if (error && typeof error === 'object' && 'locations' in error && !original) {
+    return new AppError('VALIDATION_FAILED', String((error as { message?: unknown }).message))
+  }
+  logger.error({ err: original ?? error, requestId }, 'unexpected error in REST route')
+  return new AppError('INTERNAL', 'Internal server error')
+}
+
+async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const length = Number(request.headers.get('content-length') ?? '0')
+  if (length > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`)
+  const type = request.headers.get('content-type') ?? ''
+  if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
+    throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json')
+  }
+  const text = await readLimited(request, limit)
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new AppError('BAD_REQUEST', 'The body is not valid JSON')
+  }
+}
+
+async function readLimited(request: Request, limit: number): Promise<string> {
+  if (!request.body) return ''
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel()
+      throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`)
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+function corsHeaders(api: RestRoute['api']): Record<string, string> {
+  return api === 'channel' ? { 'Access-Control-Allow-Origin': '*' } : {}
+}
+
+function preflight(methods: string[], api: RestRoute['api']): Response {
+  const allow = [...new Set([...methods, 'OPTIONS'])].join(', ')
+  if (api !== 'channel') return new Response(null, { status: 204, headers: { Allow: allow } })
+  return new Response(null, {
+    status: 204,
+    headers: {
+      Allow: allow,
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Allow-Methods': allow,
+      'Access-Control-Allow-Headers': 'Content-Type, If-None-Match',
+      'Access-Control-Max-Age': '86400',
+    },
+  })
+}
+
+export function errorResponse(error: AppError, api: RestRoute['api'], requestId: string, headers: Record<string, string> = {}): Response {
+  const status = httpStatusOf[error.code]
+  const extra: Record<string, string> = { ...headers, ...corsHeaders(api) }
+  if (error.code === 'UNAUTHENTICATED') extra['WWW-Authenticate'] = 'Bearer'
+  const body =
+    api === 'channel'
+      ? { error: error.message }
+      : {
+          error: error.code === 'INTERNAL' ? `Internal server error (request id ${requestId})` : error.message,
+          code: error.code,
+          ...(error.details?.length ? { details: error.details satisfies ErrorDetail[] } : {}),
+        }
+  return json(body, status, extra)
+}
+
+export function json(body: unknown, status: number, headers: Record<string, string> = {}, headOnly = false): Response {
+  return new Response(headOnly ? null : JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers },
+  })
+}

@@ -1,0 +1,22 @@
+import type { Db } from '../db/client.js'
+import { validationError } from '../errors.js'
+import { createApiKey } from '../auth/api-keys.js'
+
+export async function createAccount({ db }: { db: Db }, input: { name: string; timezone?: string }) {
+  const name = input.name.trim()
+  if (!name || name.length > 100) throw validationError([{ field: 'name', message: 'name must be 1 to 100 characters' }])
+  const timezone = input.timezone ?? 'UTC'
+  if (!isTimeZone(timezone)) throw validationError([{ field: 'timezone', message: `unknown time zone ${timezone}` }])
+  const account = await db.account.create({ data: { name, timezone } })
+  const key = await createApiKey({ db }, account.id)
+  return { account, apiKey: key.apiKey }
+}
+
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone })
+    return true
+  } catch {
+    return false
+  }
+}

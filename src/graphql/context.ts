@@ -1,0 +1,26 @@
+import type { Deps } from '../deps.js'
+import { authenticateApiKey, bearerToken, type AuthenticatedAccount } from '../auth/api-keys.js'
+import { AppError } from '../errors.js'
+
+export interface Context {
+  deps: Deps
+  requestId: string
+  /** The account of the request's Bearer key; throws UNAUTHENTICATED. Looked up once per request. */
+  account(): Promise<AuthenticatedAccount>
+}
+
+export function createContext(deps: Deps, request: Request, requestId: string): Context {
+  let pending: Promise<AuthenticatedAccount> | undefined
+  return {
+    deps,
+    requestId,
+    account() {
+      pending ??= (async () => {
+        const token = bearerToken(request.headers.get('authorization'))
+        if (!token) throw new AppError('UNAUTHENTICATED', 'A valid API key is required')
+        return authenticateApiKey(deps.db, token)
+      })()
+      return pending
+    },
+  }
+}

@@ -1,0 +1,121 @@
+import { builder, type BuilderTypes } from './builder.js'
+import { DeletedPayload, PageInfoRef } from './common.js'
+import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
+import { createGroup, deleteGroup, findGroup, groupListOrder, groupListWhere, updateGroup } from '../messaging/groups.js'
+
+export const Group = builder.prismaObject('Group', {
+  description: 'A contact group. Subscribable groups take SMS opt-in and opt-out codes on a hosted SIM.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name', { description: 'Unique per account, case-insensitively.' }),
+    description: t.exposeString('description'),
+    subscribable: t.exposeBoolean('subscribable'),
+    subscriptionAutoresponse: t.exposeString('subscriptionAutoresponse', { nullable: true }),
+    unsubscribeAutoresponse: t.exposeString('unsubscribeAutoresponse', { nullable: true }),
+    subscriptionSim: t.exposeString('subscriptionSim', { nullable: true }),
+    optinCode: t.exposeString('optinCode', { nullable: true }),
+    optoutCode: t.exposeString('optoutCode', { nullable: true }),
+    subscriberCount: t.relationCount('memberships', {
+      description: 'Contacts currently on the group by SMS opt-in.',
+      where: { selfSubscribed: true },
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+})
+
+interface GroupPageSource {
+  accountId: string
+  request: PageRequest
+}
+
+const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
+  description: 'One page of groups, by name.',
+  fields: (t) => ({
+    nodes: t.prismaField({
+      type: ['Group'],
+      resolve: (query, { accountId, request }, _args, ctx) =>
+        ctx.deps.db.group.findMany({
+          ...query,
+          where: groupListWhere(accountId, request),
+          orderBy: groupListOrder,
+          skip: request.skip,
+          take: request.perPage,
+        }),
+    }),
+    pageInfo: t.field({
+      type: PageInfoRef,
+      resolve: async ({ accountId, request }, _args, ctx) =>
+        pageInfo(request, await ctx.deps.db.group.count({ where: groupListWhere(accountId, request) })),
+    }),
+  }),
+})
+
+builder.queryFields((t) => ({
+  groups: t.field({
+    type: GroupPage,
+    args: {
+      page: t.arg.int({ defaultValue: 1 }),
+      perPage: t.arg.int({ defaultValue: 25, description: 'At most 100; larger values are clamped.' }),
+      search: t.arg.string({ description: 'Case-insensitive substring of name or description.' }),
+    },
+    resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
+  }),
+  group: t.prismaField({
+    type: 'Group',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, { id }, ctx) => findGroup(ctx.deps.db, (await ctx.account()).id, String(id), query),
+  }),
+}))
+
+const groupFields = (required: boolean) => (t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, 'InputObject'>) => ({
+  name: t.string({ required }),
+  description: t.string(),
+  subscribable: t.boolean({ description: 'Whether people can join and leave by SMS codes sent to subscriptionSim.' }),
+  subscriptionAutoresponse: t.string({ description: 'SMS sent to a person who subscribes.' }),
+  unsubscribeAutoresponse: t.string({ description: 'SMS sent to a person who unsubscribes.' }),
+  subscriptionSim: t.string({ description: "The account's hosted SIM (number or short code) that receives the codes." }),
+  optinCode: t.string({ description: 'Unique per SIM, case-insensitively.' }),
+  optoutCode: t.string({ description: 'Unique per SIM, case-insensitively.' }),
+})
+
+const CreateGroupInput = builder.inputType('CreateGroupInput', { fields: groupFields(true) })
+const UpdateGroupInput = builder.inputType('UpdateGroupInput', {
+  description: 'Only the fields given change; null clears an optional field.',
+  fields: groupFields(false),
+})
+
+const CreateGroupPayload = builder.objectRef<{ groupId: string; created: boolean }>('CreateGroupPayload').implement({
+  fields: (t) => ({
+    group: t.prismaField({
+      type: 'Group',
+      resolve: (query, { groupId }, _args, ctx) => ctx.deps.db.group.findUniqueOrThrow({ ...query, where: { id: groupId } }),
+    }),
+    created: t.exposeBoolean('created', { description: 'False when a group of that name already existed (it is returned unchanged).' }),
+  }),
+})
+
+builder.mutationFields((t) => ({
+  createGroup: t.field({
+    type: CreateGroupPayload,
+    args: { input: t.arg({ type: CreateGroupInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      const { group, created } = await createGroup(ctx.deps, (await ctx.account()).id, input)
+      return { groupId: group.id, created }
+    },
+  }),
+  updateGroup: t.prismaField({
+    type: 'Group',
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateGroupInput, required: true }) },
+    resolve: async (query, _root, { id, input }, ctx) => {
+      const group = await updateGroup(ctx.deps, (await ctx.account()).id, String(id), input)
+      return ctx.deps.db.group.findUniqueOrThrow({ ...query, where: { id: group.id } })
+    },
+  }),
+  deleteGroup: t.field({
+    type: DeletedPayload,
+    description: 'Deletes the group; its contacts stay.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, { id }, ctx) => ({ deletedId: await deleteGroup(ctx.deps, (await ctx.account()).id, String(id)) }),
+  }),
+}))

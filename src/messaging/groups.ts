@@ -1,0 +1,143 @@
+import type { Deps } from '../deps.js'
+import type { Db, Tx } from '../db/client.js'
+import type { Prisma } from '../generated/sqlite/client.js'
+import { AppError, isUniqueViolation, notFound } from '../errors.js'
+import { InputRules, LIMITS } from './input-rules.js'
+import { simKey } from './mobile.js'
+import type { PageRequest } from './paging.js'
+
+export interface GroupInput {
+  name?: string | null
+  description?: string | null
+  subscribable?: boolean | null
+  subscriptionAutoresponse?: string | null
+  unsubscribeAutoresponse?: string | null
+  subscriptionSim?: string | null
+  optinCode?: string | null
+  optoutCode?: string | null
+}
+
+type GroupData = Omit<Prisma.GroupUncheckedCreateInput, 'accountId' | 'nameKey' | 'searchText'>
+
+function readGroupInput(input: GroupInput, { creating }: { creating: boolean }): Partial<GroupData> {
+  const rules = new InputRules()
+  const data: Partial<GroupData> = {}
+  if (creating || input.name !== undefined) data.name = rules.required('name', input.name, LIMITS.name)
+  const description = rules.optional('description', input.description, LIMITS.description)
+  if (description !== undefined) data.description = description ?? ''
+  if (input.subscribable !== undefined) {
+    if (input.subscribable !== null && typeof input.subscribable !== 'boolean') rules.fail('subscribable', 'subscribable must be a boolean')
+    else data.subscribable = input.subscribable ?? false
+  }
+  const texts = [
+    ['subscriptionAutoresponse', LIMITS.autoresponse],
+    ['unsubscribeAutoresponse', LIMITS.autoresponse],
+    ['subscriptionSim', LIMITS.text],
+    ['optinCode', LIMITS.code],
+    ['optoutCode', LIMITS.code],
+  ] as const
+  for (const [field, max] of texts) {
+    const value = rules.nullable(field, input[field], max)
+    if (value !== undefined) data[field] = value
+  }
+  rules.check()
+  return data
+}
+
+const searchTextOf = (name: string, description: string) => `${name}\n${description}`.toLowerCase()
+
+/** Creates a group, or answers the existing one of the same name (case-insensitive) untouched. */
+export async function createGroup({ db, env }: Pick<Deps, 'db' | 'env'>, accountId: string, input: GroupInput) {
+  const data = readGroupInput(input, { creating: true }) as GroupData
+  const nameKey = data.name.toLowerCase()
+  const existing = await db.group.findUnique({ where: { accountId_nameKey: { accountId, nameKey } } })
+  if (existing) return { group: existing, created: false }
+  try {
+    const group = await db.$transaction(async (tx) => {
+      const group = await tx.group.create({
+        data: { ...data, accountId, nameKey, searchText: searchTextOf(data.name, data.description ?? '') },
+      })
+      await syncSimCodes(tx, group, env.DEFAULT_COUNTRY)
+      return group
+    })
+    return { group, created: true }
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error
+    // Lost a race with a create of the same name: that group exists now.
+    const raced = await db.group.findUnique({ where: { accountId_nameKey: { accountId, nameKey } } })
+    if (raced) return { group: raced, created: false }
+    throw codeConflict()
+  }
+}
+
+export async function updateGroup({ db, env }: Pick<Deps, 'db' | 'env'>, accountId: string, groupId: string, input: GroupInput) {
+  const changes = readGroupInput(input, { creating: false })
+  try {
+    return await db.$transaction(async (tx) => {
+      const current = await tx.group.findFirst({ where: { id: groupId, accountId } })
+      if (!current) throw notFound('Group')
+      const name = changes.name ?? current.name
+      const description = changes.description ?? current.description
+      const nameKey = name.toLowerCase()
+      if (nameKey !== current.nameKey) {
+        const clash = await tx.group.findUnique({ where: { accountId_nameKey: { accountId, nameKey } }, select: { id: true } })
+        if (clash) throw new AppError('CONFLICT', `A group named "${name}" already exists`)
+      }
+      const group = await tx.group.update({
+        where: { id: current.id },
+        data: { ...changes, nameKey, searchText: searchTextOf(name, description) },
+      })
+      await syncSimCodes(tx, group, env.DEFAULT_COUNTRY)
+      return group
+    })
+  } catch (error) {
+    if (isUniqueViolation(error)) throw codeConflict()
+    throw error
+  }
+}
+
+const codeConflict = () =>
+  new AppError('CONFLICT', 'The opt-in or opt-out code is already used on this SIM (or the name by another group)')
+
+/** Keeps SimCode rows equal to the group's codes; the primary key refuses a code used twice on one SIM. */
+async function syncSimCodes(
+  tx: Tx,
+  group: { id: string; accountId: string; subscriptionSim: string | null; optinCode: string | null; optoutCode: string | null },
+  defaultCountry: string,
+) {
+  await tx.simCode.deleteMany({ where: { groupId: group.id } })
+  if (!group.subscriptionSim) return
+  const sim = simKey(group.subscriptionSim, defaultCountry)
+  const rows = (
+    [
+      ['optin', group.optinCode],
+      ['optout', group.optoutCode],
+    ] as const
+  )
+    .filter(([, code]) => code)
+    .map(([kind, code]) => ({ accountId: group.accountId, sim, code: code!.trim().toLowerCase(), groupId: group.id, kind }))
+  if (rows.length === 2 && rows[0]!.code === rows[1]!.code) {
+    throw new AppError('CONFLICT', 'The opt-in and opt-out codes of a group must differ')
+  }
+  if (rows.length) await tx.simCode.createMany({ data: rows })
+}
+
+export async function deleteGroup({ db }: Pick<Deps, 'db'>, accountId: string, groupId: string) {
+  // Contacts stay; memberships and codes go with the group (cascade).
+  const { count } = await db.group.deleteMany({ where: { id: groupId, accountId } })
+  if (count === 0) throw notFound('Group')
+  return groupId
+}
+
+export function groupListWhere(accountId: string, request: Pick<PageRequest, 'searchKey'>): Prisma.GroupWhereInput {
+  return { accountId, ...(request.searchKey ? { searchText: { contains: request.searchKey } } : {}) }
+}
+
+export const groupListOrder: Prisma.GroupOrderByWithRelationInput[] = [{ nameKey: 'asc' }, { id: 'asc' }]
+
+/** Finds the account's group or throws NOT_FOUND; `query` is Pothos' selection. */
+export async function findGroup<Q extends { select?: unknown; include?: unknown }>(db: Db, accountId: string, groupId: string, query?: Q) {
+  const group = await db.group.findFirst({ ...(query as object), where: { id: groupId, accountId } })
+  if (!group) throw notFound('Group')
+  return group
+}

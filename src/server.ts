@@ -1,0 +1,39 @@
+import { createServer } from 'node:http'
+import { createServerAdapter } from '@whatwg-node/server'
+import { loadEnvOrExit } from './env.js'
+import { createLogger } from './logger.js'
+import { applyMigrations } from './db/migrate.js'
+import { openDatabase } from './db/client.js'
+import { systemClock } from './clock.js'
+import { createApp } from './app.js'
+import { parseDatabaseUrl } from './db/connection-url.js'
+
+const env = loadEnvOrExit()
+const logger = createLogger(env.LOG_LEVEL)
+
+const applied = await applyMigrations(env.DATABASE_URL)
+if (applied.length) logger.info({ applied }, 'migrations applied')
+const database = await openDatabase(env.DATABASE_URL)
+const deps = { db: database.prisma, dbKind: parseDatabaseUrl(env.DATABASE_URL).kind, env, clock: systemClock, logger }
+const app = createApp({ deps, ready: database.ready })
+
+const server = createServer(createServerAdapter(app.fetch))
+server.listen(env.PORT, env.HOST, () => {
+  logger.info({ url: `http://${env.HOST}:${env.PORT}`, graphql: '/graphql', database: database.kind }, 'listening')
+})
+
+let stopping = false
+async function shutdown(signal: string) {
+  if (stopping) return
+  stopping = true
+  logger.info({ signal }, 'shutting down')
+  server.close()
+  server.closeIdleConnections()
+  const force = setTimeout(() => process.exit(1), 10_000)
+  force.unref()
+  await new Promise<void>((resolve) => server.once('close', () => resolve()))
+  await database.close()
+  process.exit(0)
+}
+process.on('SIGINT', () => void shutdown('SIGINT'))
+process.on('SIGTERM', () => void shutdown('SIGTERM'))
