@@ -35,7 +35,7 @@ export const Contact = builder.prismaObject('Contact', {
     youtube: t.exposeString('youtube', { nullable: true }),
     selfSubscribed: t.boolean({
       description: 'True when the contact joined a group by SMS opt-in.',
-      select: { memberships: { where: { selfSubscribed: true }, select: { groupId: true }, take: 1 } },
+      select: { memberships: { where: { selfSubscribed: true }, select: { groupId: true } } },
       resolve: (contact) => contact.memberships.length > 0,
     }),
     groups: t.field({

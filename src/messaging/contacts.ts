@@ -5,6 +5,7 @@ import type { Prisma } from '../generated/sqlite/client.js'
 import { isUniqueViolation, notFound, validationError, type ErrorDetail } from '../errors.js'
 import { EMAIL_PATTERN, InputRules, LIMITS } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
+import { searchKey } from './search-text.js'
 import type { PageRequest } from './paging.js'
 
 const OPTIONAL_TEXT_FIELDS = [
@@ -115,10 +116,7 @@ function derived(row: { firstName: string; familyName: string; otherNames?: stri
   return {
     firstNameKey: row.firstName.toLowerCase(),
     familyNameKey: row.familyName.toLowerCase(),
-    searchText: [row.firstName, row.familyName, row.otherNames, row.mobile, row.email, row.organization]
-      .filter(Boolean)
-      .join('\n')
-      .toLowerCase(),
+    searchText: searchKey([row.firstName, row.familyName, row.otherNames, row.mobile, row.email, row.organization].filter(Boolean).join('\n')),
   }
 }
 

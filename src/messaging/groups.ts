@@ -4,6 +4,7 @@ import type { Prisma } from '../generated/sqlite/client.js'
 import { AppError, isUniqueViolation, notFound } from '../errors.js'
 import { InputRules, LIMITS } from './input-rules.js'
 import { simKey } from './mobile.js'
+import { searchKey } from './search-text.js'
 import type { PageRequest } from './paging.js'
 
 export interface GroupInput {
@@ -44,7 +45,7 @@ function readGroupInput(input: GroupInput, { creating }: { creating: boolean }):
   return data
 }
 
-const searchTextOf = (name: string, description: string) => `${name}\n${description}`.toLowerCase()
+const searchTextOf = (name: string, description: string) => searchKey(`${name}\n${description}`)
 
 /** Creates a group, or answers the existing one of the same name (case-insensitive) untouched. */
 export async function createGroup({ db, env }: Pick<Deps, 'db' | 'env'>, accountId: string, input: GroupInput) {

@@ -1,4 +1,5 @@
 import { validationError } from '../errors.js'
+import { searchKey } from './search-text.js'
 
 export const DEFAULT_PER_PAGE = 25
 export const MAX_PER_PAGE = 100
@@ -29,7 +30,7 @@ export function pageRequest(input: PageInput): PageRequest {
   if (details.length) throw validationError(details)
   const perPage = Math.min(requested, MAX_PER_PAGE)
   const search = input.search ?? ''
-  return { page, perPage, search, searchKey: search.trim().toLowerCase(), skip: (page - 1) * perPage }
+  return { page, perPage, search, searchKey: searchKey(search.trim()), skip: (page - 1) * perPage }
 }
 
 export interface PageInfo {

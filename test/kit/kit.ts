@@ -1,0 +1,115 @@
+import { afterAll, beforeAll } from 'vitest'
+import { createApp, type App } from '../../src/app.js'
+import { applyMigrations } from '../../src/db/migrate.js'
+import { openDatabase, type Database } from '../../src/db/client.js'
+import { parseEnv } from '../../src/env.js'
+import { createLogger } from '../../src/logger.js'
+import { fixedClock, systemClock, type Clock } from '../../src/clock.js'
+import type { Deps } from '../../src/deps.js'
+import type { TestTarget, TestDatabase } from './databases.js'
+import { Seed } from './seed.js'
+
+export interface KitOptions {
+  env?: Record<string, string>
+  clock?: Clock
+}
+
+export interface RestResult {
+  status: number
+  headers: Headers
+  body: any
+}
+
+export class TestKit {
+  /** Every SQL statement sent since the last `statements.length = 0`. */
+  readonly statements: string[] = []
+  deps!: Deps
+  app!: App
+  database!: Database
+  url!: string
+  private handle!: TestDatabase
+
+  constructor(
+    readonly target: TestTarget,
+    private readonly options: KitOptions = {},
+  ) {}
+
+  async start() {
+    this.handle = await this.target.create()
+    this.url = this.handle.url
+    await applyMigrations(this.url)
+    this.database = await openDatabase(this.url, { onQuery: (sql) => this.statements.push(sql) })
+    const env = parseEnv({ DATABASE_URL: this.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...this.options.env })
+    this.deps = {
+      db: this.database.prisma,
+      dbKind: this.target.name,
+      env,
+      clock: this.options.clock ?? systemClock,
+      logger: createLogger('silent'),
+    }
+    this.app = createApp({ deps: this.deps, ready: this.database.ready })
+    return this
+  }
+
+  async stop() {
+    await this.database?.close()
+    await this.handle?.drop()
+  }
+
+  get db() {
+    return this.deps.db
+  }
+
+  seed() {
+    return new Seed(this)
+  }
+
+  /** A REST call in-process; `body` is sent as JSON unless `rawBody` is given. */
+  async rest(
+    method: string,
+    path: string,
+    options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  ): Promise<RestResult> {
+    const headers: Record<string, string> = { ...options.headers }
+    if (options.key) headers.authorization = `Bearer ${options.key}`
+    let body: string | undefined = options.rawBody
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const response = await this.app.fetch(new Request(`http://localhost${path}`, { method, headers, body }))
+    const text = await response.text()
+    let parsed: unknown = text
+    try {
+      parsed = text ? JSON.parse(text) : null
+    } catch {
+      // not JSON; keep the text
+    }
+    return { status: response.status, headers: response.headers, body: parsed }
+  }
+
+  /** Runs a GraphQL operation over HTTP in-process. */
+  async graphql(query: string, variables: Record<string, unknown> = {}, key?: string) {
+    const res = await this.rest('POST', '/graphql', { key, body: { query, variables } })
+    return res.body as { data?: any; errors?: { message: string; extensions?: any; path?: string[] }[] }
+  }
+
+  /** Like graphql() but fails, printing the operation and the answer, when there are errors. */
+  async gql(query: string, variables: Record<string, unknown> = {}, key?: string) {
+    const result = await this.graphql(query, variables, key)
+    if (result.errors?.length || !result.data) {
+      throw new Error(`GraphQL operation failed\n--- query\n${query}\n--- variables\n${JSON.stringify(variables, null, 2)}\n--- response\n${JSON.stringify(result, null, 2)}`)
+    }
+    return result.data
+  }
+}
+
+/** A kit per test file, started before its tests and dropped after. */
+export function useKit(target: TestTarget, options: KitOptions = {}) {
+  const kit = new TestKit(target, options)
+  beforeAll(() => kit.start().then(() => undefined))
+  afterAll(() => kit.stop())
+  return kit
+}
+
+export { fixedClock }

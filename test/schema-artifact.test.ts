@@ -1,0 +1,8 @@
+import { readFileSync } from 'node:fs'
+import { expect, it } from 'vitest'
+import { printedSchema } from '../src/graphql/print.js'
+
+it('schema.graphql is the current sorted SDL (run `npm run schema:print` after a schema change)', () => {
+  const committed = readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8')
+  expect(committed === printedSchema(), 'schema.graphql is stale: run npm run schema:print').toBe(true)
+})
