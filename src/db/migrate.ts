@@ -73,10 +73,11 @@ async function migratePostgres(connectionString: string, schema: string): Promis
   await client.connect()
   try {
     const quoted = `"${schema.replace(/"/g, '""')}"`
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`)
-    await client.query(`SET search_path TO ${quoted}`)
+    // Locked before anything else: even CREATE SCHEMA IF NOT EXISTS races between two starters.
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK])
     try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`)
+      await client.query(`SET search_path TO ${quoted}`)
       await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
         "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
         "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,

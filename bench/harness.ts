@@ -1,0 +1,73 @@
+// Shared set-up for benchmarks: a real HTTP server on a loopback port over a fresh database.
+import { createServer, type Server } from 'node:http'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { createServerAdapter } from '@whatwg-node/server'
+import autocannon from 'autocannon'
+import { applyMigrations } from '../src/db/migrate.js'
+import { openDatabase } from '../src/db/client.js'
+import { parseEnv } from '../src/env.js'
+import { createLogger } from '../src/logger.js'
+import { systemClock } from '../src/clock.js'
+import { createApp } from '../src/app.js'
+import { parseDatabaseUrl } from '../src/db/connection-url.js'
+import type { Deps } from '../src/deps.js'
+
+export interface Bench {
+  deps: Deps
+  baseUrl: string
+  close(): Promise<void>
+}
+
+/** BENCH_DATABASE_URL selects the database (default: a fresh SQLite file). */
+export async function startBench(extraEnv: Record<string, string> = {}): Promise<Bench> {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
+  const url = process.env.BENCH_DATABASE_URL ?? `file:${join(dir, 'bench.db')}`
+  await applyMigrations(url)
+  const database = await openDatabase(url)
+  const env = parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...extraEnv })
+  const deps: Deps = { db: database.prisma, dbKind: parseDatabaseUrl(url).kind, env, clock: systemClock, logger: createLogger('silent') }
+  const app = createApp({ deps, ready: database.ready })
+  const server: Server = createServer(createServerAdapter(app.fetch))
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    deps,
+    baseUrl: `http://127.0.0.1:${port}`,
+    async close() {
+      await new Promise((resolve) => server.close(resolve))
+      await database.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface LoadResult {
+  name: string
+  requestsPerSecond: number
+  p50: number
+  p99: number
+  errors: number
+  non2xx: number
+}
+
+/** A bounded autocannon run against a loopback URL. */
+export async function load(name: string, options: autocannon.Options): Promise<LoadResult> {
+  const result = await autocannon({ connections: 10, duration: 10, ...options })
+  return {
+    name,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  }
+}
+
+export function printTable(rows: LoadResult[]) {
+  console.log('| run | req/s | p50 ms | p99 ms | errors | non-2xx |')
+  console.log('|---|---:|---:|---:|---:|---:|')
+  for (const r of rows) console.log(`| ${r.name} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`)
+}
