@@ -37,3 +37,36 @@ describe.each(targets)('database on $name', (target) => {
     expect(await kit.rest('GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } })
   })
 })
+
+describe('SQLite migrations keep data', () => {
+  it('rebuilding a parent table does not cascade-delete its children', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const Database = (await import('better-sqlite3')).default
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-migrate-'))
+    const file = join(dir, 'old.db')
+    try {
+      const [first, ...later] = migrationsOf('sqlite')
+      expect(later.length).toBeGreaterThan(0)
+      // A database as the first release left it, with an account and its key.
+      const db = new Database(file)
+      db.exec(first!.sql)
+      db.exec(`CREATE TABLE "_prisma_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
+        "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME, "started_at" DATETIME NOT NULL DEFAULT current_timestamp,
+        "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
+      db.prepare(`INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name) VALUES ('1', ?, current_timestamp, ?)`).run(first!.checksum, first!.name)
+      db.exec(`INSERT INTO "Account" (id, name) VALUES ('acc', 'Old')`)
+      db.exec(`INSERT INTO "ApiKey" (id, accountId, prefix, hash) VALUES ('key', 'acc', 'gk_x', 'h')`)
+      db.close()
+
+      expect(await applyMigrations(`file:${file}`)).toEqual(later.map((m) => m.name))
+      const after = new Database(file)
+      expect(after.prepare('SELECT count(*) AS n FROM "ApiKey"').get()).toEqual({ n: 1 })
+      expect(after.pragma('foreign_keys', { simple: true })).toBe(1)
+      after.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

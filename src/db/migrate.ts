@@ -46,6 +46,10 @@ function migrateSqlite(file: string): string[] {
       "id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
       "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME,
       "started_at" DATETIME NOT NULL DEFAULT current_timestamp, "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
+    // Table rebuilds (DROP TABLE of a parent) would fire ON DELETE CASCADE with foreign keys on,
+    // and the pragma is ignored inside a transaction: switch it off around the migrations and
+    // check the keys before each commit instead.
+    db.pragma('foreign_keys = OFF')
     const applied: string[] = []
     for (const m of migrationsOf('sqlite')) {
       // IMMEDIATE takes the write lock first, so a second process waits and then sees the row.
@@ -55,6 +59,8 @@ function migrateSqlite(file: string): string[] {
           .get(m.name)
         if (done) return false
         db.exec(m.sql)
+        const broken = db.pragma('foreign_key_check') as unknown[]
+        if (broken.length) throw new Error(`migration ${m.name} leaves ${broken.length} broken foreign keys`)
         db.prepare(
           `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES (?, ?, current_timestamp, ?, 1)`,
         ).run(randomUUID(), m.checksum, m.name)
