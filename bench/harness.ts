@@ -9,11 +9,8 @@ import autocannon from 'autocannon'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
 import { parseEnv } from '../src/env.js'
-import { createLogger } from '../src/logger.js'
-import { systemClock } from '../src/clock.js'
 import { createApp } from '../src/app.js'
-import { parseDatabaseUrl } from '../src/db/connection-url.js'
-import type { Deps } from '../src/deps.js'
+import { createDeps, type Deps } from '../src/deps.js'
 
 export interface Bench {
   deps: Deps
@@ -22,13 +19,13 @@ export interface Bench {
 }
 
 /** BENCH_DATABASE_URL selects the database (default: a fresh SQLite file). */
-export async function startBench(extraEnv: Record<string, string> = {}): Promise<Bench> {
+export async function startBench(extraEnv: Record<string, string> = {}, extraDeps: Partial<Deps> = {}): Promise<Bench> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
   const url = process.env.BENCH_DATABASE_URL ?? `file:${join(dir, 'bench.db')}`
   await applyMigrations(url)
   const database = await openDatabase(url)
   const env = parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...extraEnv })
-  const deps: Deps = { db: database.prisma, dbKind: parseDatabaseUrl(url).kind, env, clock: systemClock, logger: createLogger('silent') }
+  const deps = createDeps(database, env, extraDeps)
   const app = createApp({ deps, ready: database.ready })
   const server: Server = createServer(createServerAdapter(app.fetch))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -1,4 +1,5 @@
 import { messagingRoutes } from './messaging-routes.js'
+import { smsRoutes } from './sms-routes.js'
 import type { RestRoute } from './route.js'
 
-export const restRoutes: RestRoute[] = [...messagingRoutes]
+export const restRoutes: RestRoute[] = [...messagingRoutes, ...smsRoutes]

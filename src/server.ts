@@ -4,9 +4,9 @@ import { loadEnvOrExit } from './env.js'
 import { createLogger } from './logger.js'
 import { applyMigrations } from './db/migrate.js'
 import { openDatabase } from './db/client.js'
-import { systemClock } from './clock.js'
 import { createApp } from './app.js'
-import { parseDatabaseUrl } from './db/connection-url.js'
+import { createDeps } from './deps.js'
+import { startWorker } from './worker.js'
 
 const env = loadEnvOrExit()
 const logger = createLogger(env.LOG_LEVEL)
@@ -14,9 +14,10 @@ const logger = createLogger(env.LOG_LEVEL)
 const applied = await applyMigrations(env.DATABASE_URL)
 if (applied.length) logger.info({ applied }, 'migrations applied')
 const database = await openDatabase(env.DATABASE_URL)
-const deps = { db: database.prisma, dbKind: parseDatabaseUrl(env.DATABASE_URL).kind, env, clock: systemClock, logger }
+const deps = createDeps(database, env, { logger })
 const app = createApp({ deps, ready: database.ready })
 
+const worker = env.WORKER_ENABLED ? startWorker(deps) : null
 const server = createServer(createServerAdapter(app.fetch))
 server.listen(env.PORT, env.HOST, () => {
   logger.info({ url: `http://${env.HOST}:${env.PORT}`, graphql: '/graphql', database: database.kind }, 'listening')
@@ -27,6 +28,7 @@ async function shutdown(signal: string) {
   if (stopping) return
   stopping = true
   logger.info({ signal }, 'shutting down')
+  worker?.stop()
   server.close()
   server.closeIdleConnections()
   const force = setTimeout(() => process.exit(1), 10_000)

@@ -2,6 +2,8 @@ import type { Deps } from '../deps.js'
 import { AppError } from '../errors.js'
 import { createAccount } from '../accounts/create-account.js'
 import { createApiKey, revokeApiKey } from '../auth/api-keys.js'
+import { setWebhook } from '../webhooks/endpoints.js'
+import { formatCredits, parseCredits } from '../sms/money.js'
 
 export interface Command {
   options: string[]
@@ -37,4 +39,38 @@ export const commands: Record<string, Command> = {
       return { id: key.id, prefix: key.prefix, revokedAt: key.revokedAt!.toISOString() }
     },
   },
+  'webhook:set': {
+    options: ['account', 'url'],
+    async run(deps, flags) {
+      const endpoint = await setWebhook(deps, await existingAccount(deps, required(flags, 'account')), required(flags, 'url'))
+      return { url: endpoint.url, secret: endpoint.secret }
+    },
+  },
+  'account:credit': {
+    options: ['account', 'add', 'price-per-page'],
+    async run(deps, flags) {
+      const id = await existingAccount(deps, required(flags, 'account'))
+      const add = credits(flags, 'add')
+      const price = credits(flags, 'price-per-page')
+      if (add === undefined && price === undefined) throw new AppError('VALIDATION_FAILED', 'give --add <credits> and/or --price-per-page <credits>')
+      const account = await deps.db.account.update({
+        where: { id },
+        data: { ...(add !== undefined ? { creditBalance: { increment: add } } : {}), ...(price !== undefined ? { pricePerPage: price } : {}) },
+      })
+      return { account: { uuid: account.id, creditBalance: formatCredits(account.creditBalance), pricePerPage: formatCredits(account.pricePerPage) } }
+    },
+  },
+}
+
+async function existingAccount(deps: Deps, id: string): Promise<string> {
+  const account = await deps.db.account.findUnique({ where: { id }, select: { id: true } })
+  if (!account) throw new AppError('NOT_FOUND', `no account ${id}`)
+  return account.id
+}
+
+function credits(flags: Record<string, string | undefined>, name: string): bigint | undefined {
+  if (flags[name] === undefined) return undefined
+  const value = parseCredits(flags[name]!)
+  if (value === null) throw new AppError('VALIDATION_FAILED', `--${name} must be a decimal number of credits with at most 4 decimals`)
+  return value
 }

@@ -4,9 +4,8 @@ import { parseArgs } from 'node:util'
 import { loadEnvOrExit } from '../env.js'
 import { applyMigrations } from '../db/migrate.js'
 import { openDatabase } from '../db/client.js'
-import { systemClock } from '../clock.js'
 import { createLogger } from '../logger.js'
-import { parseDatabaseUrl } from '../db/connection-url.js'
+import { createDeps } from '../deps.js'
 import { AppError } from '../errors.js'
 import { commands } from './commands.js'
 
@@ -35,7 +34,7 @@ const env = loadEnvOrExit()
 const logger = createLogger('silent')
 await applyMigrations(env.DATABASE_URL)
 const database = await openDatabase(env.DATABASE_URL)
-const deps = { db: database.prisma, dbKind: parseDatabaseUrl(env.DATABASE_URL).kind, env, clock: systemClock, logger }
+const deps = createDeps(database, env, { logger })
 try {
   const output = await command.run(deps, values, positionals)
   console.log(JSON.stringify(output))

@@ -3,5 +3,8 @@ import { builder } from './builder.js'
 import './common.js'
 import './messaging-groups.js'
 import './messaging-contacts.js'
+import './sms.js'
+import './webhooks.js'
+import './subscriptions.js'
 
 export const schema = lexicographicSortSchema(builder.toSchema())

@@ -3,15 +3,16 @@ import { createApp, type App } from '../../src/app.js'
 import { applyMigrations } from '../../src/db/migrate.js'
 import { openDatabase, type Database } from '../../src/db/client.js'
 import { parseEnv } from '../../src/env.js'
-import { createLogger } from '../../src/logger.js'
-import { fixedClock, systemClock, type Clock } from '../../src/clock.js'
-import type { Deps } from '../../src/deps.js'
+import { fixedClock, type Clock } from '../../src/clock.js'
+import { createDeps, type Deps } from '../../src/deps.js'
+import type { SmsGateway } from '../../src/sms/gateway.js'
 import type { TestTarget, TestDatabase } from './databases.js'
 import { Seed } from './seed.js'
 
 export interface KitOptions {
   env?: Record<string, string>
   clock?: Clock
+  gateway?: SmsGateway
 }
 
 export interface RestResult {
@@ -40,13 +41,7 @@ export class TestKit {
     await applyMigrations(this.url)
     this.database = await openDatabase(this.url, { onQuery: (sql) => this.statements.push(sql) })
     const env = parseEnv({ DATABASE_URL: this.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...this.options.env })
-    this.deps = {
-      db: this.database.prisma,
-      dbKind: this.target.name,
-      env,
-      clock: this.options.clock ?? systemClock,
-      logger: createLogger('silent'),
-    }
+    this.deps = createDeps(this.database, env, { clock: this.options.clock, gateway: this.options.gateway })
     this.app = createApp({ deps: this.deps, ready: this.database.ready })
     return this
   }

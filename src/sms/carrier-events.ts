@@ -1,0 +1,34 @@
+import type { Deps } from '../deps.js'
+import { recordCarrierStatus } from './record-status.js'
+
+const LEASE_MS = 60_000
+
+/**
+ * Applies carrier events that have come due (the sandbox's delayed reports). Claimed with a lease
+ * so that several instances never apply one twice; a claim left by a dead process is taken over
+ * when its lease runs out.
+ */
+export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock'>, owner: string, limit = 500): Promise<number> {
+  const { db } = deps
+  const now = deps.clock.now()
+  const due = { dueAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
+  const candidates = await db.scheduledCarrierEvent.findMany({ where: due, orderBy: { dueAt: 'asc' }, take: limit, select: { id: true } })
+  if (!candidates.length) return 0
+  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2)}`
+  await db.scheduledCarrierEvent.updateMany({
+    where: { id: { in: candidates.map((c) => c.id) }, ...due },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + LEASE_MS) },
+  })
+  const claimed = await db.scheduledCarrierEvent.findMany({ where: { leaseOwner: token } })
+  for (const event of claimed) {
+    await recordCarrierStatus(deps, {
+      messageId: event.messageId,
+      status: event.carrierStatus,
+      errorCode: event.errorCode,
+      mccmnc: event.mccmnc,
+      at: deps.clock.now(),
+    }).catch(() => undefined)
+    await db.scheduledCarrierEvent.delete({ where: { id: event.id } })
+  }
+  return claimed.length
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto'
+import type { Deps } from '../deps.js'
+import type { Tx } from '../db/client.js'
+import { notFound } from '../errors.js'
+import { isFinal, mapCarrierStatus, type DeliveryStatus } from './delivery-status.js'
+import { deliveryReport } from './delivery-report.js'
+
+export interface StatusChange {
+  status: DeliveryStatus
+  carrierStatus?: string | null
+  carrierErrorCode?: string | null
+  mccmnc?: string | null
+  at: Date
+}
+
+export const newWebhookId = () => `msg_${randomUUID().replace(/-/g, '')}`
+
+/**
+ * Applies one status change to a message, records it in the history and, when the account has
+ * an active webhook, writes the delivery to the outbox: all in the caller's transaction.
+ * A non-final status arriving after a final one is ignored (late ENROUTE after DELIVRD).
+ * Returns false when ignored.
+ */
+export async function applyStatusChange(tx: Tx, messageId: string, change: StatusChange): Promise<boolean> {
+  const current = await tx.message.findUnique({
+    where: { id: messageId },
+    select: { status: true, done: true, account: { select: { timezone: true, webhook: { select: { disabledAt: true } } } } },
+  })
+  if (!current) throw notFound('Message')
+  if (current.done && !isFinal(change.status)) return false
+  const final = isFinal(change.status)
+  const message = await tx.message.update({
+    where: { id: messageId },
+    data: {
+      status: change.status,
+      done: final,
+      doneAt: final ? change.at : null,
+      ...(change.carrierStatus !== undefined ? { carrierStatus: change.carrierStatus } : {}),
+      ...(change.carrierErrorCode !== undefined ? { carrierErrorCode: change.carrierErrorCode } : {}),
+      ...(change.mccmnc ? { mccmnc: change.mccmnc } : {}),
+    },
+  })
+  await tx.messageStatusUpdate.create({
+    data: {
+      messageId,
+      status: change.status,
+      carrierStatus: change.carrierStatus ?? null,
+      carrierErrorCode: change.carrierErrorCode ?? null,
+      createdAt: change.at,
+    },
+  })
+  const webhook = current.account.webhook
+  if (webhook && !webhook.disabledAt) {
+    await tx.webhookDelivery.create({
+      data: {
+        id: newWebhookId(),
+        accountId: message.accountId,
+        messageId,
+        body: JSON.stringify(deliveryReport(message, current.account.timezone)),
+        nextAttemptAt: change.at,
+        createdAt: change.at,
+      },
+    })
+  }
+  return true
+}
+
+export interface CarrierReport {
+  /** Our message id, or the gateway's id with the gateway name. */
+  messageId?: string
+  gateway?: string | null
+  gatewayMessageId?: string | null
+  /** The carrier's raw status (SMPP stat or one of the documented codes). */
+  status: string
+  errorCode?: string | null
+  mccmnc?: string | null
+  at?: Date
+}
+
+/** The connector entry point for status changes. `accountId` scopes the lookup when given. */
+export async function recordCarrierStatus({ db, clock }: Pick<Deps, 'db' | 'clock'>, report: CarrierReport, accountId?: string) {
+  const status = mapCarrierStatus(report.status)
+  const where = report.messageId
+    ? { id: report.messageId }
+    : { gateway: report.gateway ?? '', gatewayMessageId: report.gatewayMessageId ?? '' }
+  return db.$transaction(async (tx) => {
+    const message = await tx.message.findFirst({ where: { ...where, ...(accountId ? { accountId } : {}) }, select: { id: true } })
+    if (!message) throw notFound('Message')
+    const applied = await applyStatusChange(tx, message.id, {
+      status,
+      carrierStatus: report.status.trim().toUpperCase(),
+      carrierErrorCode: report.errorCode ?? null,
+      mccmnc: report.mccmnc,
+      at: report.at ?? clock.now(),
+    })
+    return { messageId: message.id, status, applied }
+  })
+}

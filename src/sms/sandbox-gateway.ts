@@ -1,0 +1,38 @@
+import type { SmsGateway } from './gateway.js'
+
+/** Recipients that make the sandbox report a status other than DELIVRD (docs/sms.md). */
+export const SANDBOX_MAGIC_NUMBERS: Record<string, string> = {
+  '+254700000010': 'UNDELIV',
+  '+254700000011': 'EXPIRED',
+  '+254700000012': 'REJECTD',
+  '+254700000013': 'UNKNOWN',
+  '+254700000014': 'FAILED',
+  '+254700000015': 'DND',
+}
+
+/** MCC 001 / MNC 01: the ITU test network. */
+export const SANDBOX_MCCMNC = '00101'
+
+/**
+ * Accepts every message without a carrier and reports its final status after `delayMs`. The
+ * report is a row in the database (ScheduledCarrierEvent), applied by the worker loop, so it
+ * survives a restart and any instance may apply it.
+ */
+export function createSandboxGateway({ delayMs }: { delayMs: number }): SmsGateway {
+  return {
+    name: 'sandbox',
+    sandbox: true,
+    async submit(message, { db, now }) {
+      await db.scheduledCarrierEvent.create({
+        data: {
+          messageId: message.id,
+          carrierStatus: SANDBOX_MAGIC_NUMBERS[message.to] ?? 'DELIVRD',
+          errorCode: SANDBOX_MAGIC_NUMBERS[message.to] ? '001' : '000',
+          mccmnc: SANDBOX_MCCMNC,
+          dueAt: new Date(now.getTime() + delayMs),
+        },
+      })
+      return { gatewayMessageId: `sandbox-${message.id}`, mccmnc: SANDBOX_MCCMNC }
+    },
+  }
+}

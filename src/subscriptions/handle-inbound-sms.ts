@@ -1,0 +1,65 @@
+import type { Deps } from '../deps.js'
+import { validationError } from '../errors.js'
+import { normalizeMobile, simKey } from '../messaging/mobile.js'
+import { InputRules } from '../messaging/input-rules.js'
+import { sendSms } from '../sms/send-sms.js'
+
+export interface InboundSms {
+  /** The hosted SIM (number or short code) the text was sent to. */
+  to: string
+  from: string
+  text: string
+}
+
+export type InboundAction = 'SUBSCRIBED' | 'UNSUBSCRIBED' | 'IGNORED'
+
+/**
+ * An SMS received on one of the account's hosted SIMs. A text equal (trimmed, any case) to a
+ * subscribable group's opt-in code on that SIM subscribes the sender, creating the contact if
+ * new; its opt-out code unsubscribes. The group's autoresponse goes back as an SMS with its own
+ * delivery report. Anything else is ignored.
+ */
+export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'>, accountId: string, input: InboundSms) {
+  const rules = new InputRules()
+  const to = rules.required('to', input.to, 64)
+  const rawFrom = rules.required('from', input.from, 64)
+  if (typeof input.text !== 'string') rules.fail('text', 'text is required')
+  rules.check()
+  const from = normalizeMobile(rawFrom!, deps.env.DEFAULT_COUNTRY)
+  if (!from) throw validationError([{ field: 'from', message: `from "${rawFrom}" is not a valid mobile number` }])
+  const code = input.text.trim().toLowerCase()
+  const sim = simKey(to!, deps.env.DEFAULT_COUNTRY)
+  const match = code
+    ? await deps.db.simCode.findUnique({ where: { accountId_sim_code: { accountId, sim, code } }, include: { group: true } })
+    : null
+  if (!match || !match.group.subscribable) return { action: 'IGNORED' as InboundAction, groupId: null, contactId: null, autoresponseId: null }
+
+  const now = deps.clock.now()
+  const joining = match.kind === 'optin'
+  const contactId = await deps.db.$transaction(async (tx) => {
+    let contact = await tx.contact.findUnique({ where: { accountId_mobile: { accountId, mobile: from } }, select: { id: true } })
+    if (!contact && !joining) return null
+    contact ??= await tx.contact.create({
+      data: { accountId, mobile: from, firstName: from, firstNameKey: from, familyNameKey: '', searchText: from },
+      select: { id: true },
+    })
+    const key = { groupId_contactId: { groupId: match.groupId, contactId: contact.id } }
+    if (joining) {
+      await tx.membership.upsert({ where: key, create: { groupId: match.groupId, contactId: contact.id, selfSubscribed: true }, update: { selfSubscribed: true } })
+    } else {
+      await tx.membership.deleteMany({ where: { groupId: match.groupId, contactId: contact.id } })
+    }
+    await tx.subscriptionEvent.create({
+      data: { groupId: match.groupId, contactId: contact.id, kind: joining ? 'join' : 'leave', sim: to!, text: input.text, createdAt: now },
+    })
+    return contact.id
+  })
+
+  const reply = joining ? match.group.subscriptionAutoresponse : match.group.unsubscribeAutoresponse
+  let autoresponseId: string | null = null
+  if (reply) {
+    const sent = await sendSms(deps, accountId, { to: from, message: reply, sender: match.group.subscriptionSim })
+    autoresponseId = sent.id
+  }
+  return { action: (joining ? 'SUBSCRIBED' : 'UNSUBSCRIBED') as InboundAction, groupId: match.groupId, contactId, autoresponseId }
+}

@@ -1,0 +1,193 @@
+import { Agent as HttpAgent } from 'node:http'
+import { Agent as HttpsAgent } from 'node:https'
+import got from 'got'
+import type { Deps } from '../deps.js'
+import { guardedLookup } from './ssrf-guard.js'
+import { sign } from './signature.js'
+import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
+
+/** Longer than the 10 s request timeout: a live claim never expires under a running attempt. */
+export const LEASE_MS = 60_000
+export const TIMEOUT_MS = 10_000
+
+const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) }
+
+export interface DispatchOptions {
+  /** Names this dispatcher in claims (instance id). */
+  owner: string
+  /** Deliveries claimed per batch. */
+  batchSize?: number
+  /** Concurrent POSTs. */
+  concurrency?: number
+  random?: () => number
+  /** Request timeout; 10 s unless a test shortens it. */
+  timeoutMs?: number
+}
+
+export interface DispatchResult {
+  claimed: number
+  delivered: number
+  retrying: number
+  failed: number
+}
+
+type Claimed = Awaited<ReturnType<typeof claimDueDeliveries>>[number]
+
+/**
+ * Claims up to `limit` due deliveries for `owner` with a lease. The claim is one conditional UPDATE
+ * per batch: under concurrency the database lets exactly one claimer win each row (PostgreSQL
+ * re-checks the lease condition on the locked row; SQLite serialises writers). A claim left by a
+ * dead process is free again when its lease runs out.
+ */
+export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock'>, owner: string, limit: number) {
+  const now = clock.now()
+  const due = { state: 'pending', nextAttemptAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
+  const candidates = await db.webhookDelivery.findMany({ where: due, orderBy: { nextAttemptAt: 'asc' }, take: limit, select: { id: true } })
+  if (!candidates.length) return []
+  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
+  await db.webhookDelivery.updateMany({
+    where: { id: { in: candidates.map((c) => c.id) }, ...due },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + LEASE_MS) },
+  })
+  return db.webhookDelivery.findMany({
+    where: { leaseOwner: token },
+    select: { id: true, accountId: true, body: true, attempts: true, account: { select: { webhook: true } } },
+  })
+}
+
+interface Outcome {
+  delivery: Claimed
+  url: string
+  statusCode: number | null
+  durationMs: number
+  error: string | null
+  /** 2xx */
+  ok: boolean
+  /** 410 Gone: the endpoint is switched off. */
+  gone: boolean
+  retryAfterMs: number
+}
+
+async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeoutMs: number): Promise<Outcome> {
+  const endpoint = delivery.account.webhook
+  const base = { delivery, statusCode: null, durationMs: 0, ok: false, gone: false, retryAfterMs: 0 }
+  if (!endpoint) return { ...base, url: '', error: 'no webhook registered' }
+  if (endpoint.disabledAt) return { ...base, url: endpoint.url, error: 'webhook disabled after 410 Gone' }
+  const timestamp = Math.floor(deps.clock.now().getTime() / 1000)
+  const started = performance.now()
+  try {
+    const response = await got.post(endpoint.url, {
+      body: delivery.body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'sms-channel-gateway-webhooks/1',
+        'webhook-id': delivery.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': sign(endpoint.secret, delivery.id, timestamp, delivery.body),
+      },
+      timeout: { request: timeoutMs },
+      followRedirect: false,
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      dnsLookup: guardedLookup(deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
+      agent: agents,
+    })
+    const statusCode = response.statusCode
+    const ok = statusCode >= 200 && statusCode < 300
+    return {
+      ...base,
+      url: endpoint.url,
+      statusCode,
+      durationMs: Math.round(performance.now() - started),
+      ok,
+      gone: statusCode === 410,
+      error: ok ? null : statusCode >= 300 && statusCode < 400 ? `redirect (${statusCode}) not followed` : `HTTP ${statusCode}`,
+      retryAfterMs: parseRetryAfter(response.headers['retry-after'] as string | undefined, deps.clock.now()),
+    }
+  } catch (error) {
+    const e = error as { code?: string; message: string }
+    const message = e.code === 'ETIMEDOUT' ? `timed out after ${timeoutMs} ms` : e.message
+    return { ...base, url: endpoint.url, durationMs: Math.round(performance.now() - started), error: message }
+  }
+}
+
+/** One batch: claim, POST concurrently, record every attempt and the new states. */
+export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions): Promise<DispatchResult> {
+  const { db } = deps
+  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200)
+  const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
+  if (!claimed.length) return result
+  const outcomes = await mapLimit(claimed, options.concurrency ?? 50, (d) => attempt(deps, d, options.timeoutMs ?? TIMEOUT_MS))
+  const now = deps.clock.now()
+
+  const delivered = outcomes.filter((o) => o.ok)
+  const failedOnes = outcomes.filter((o) => !o.ok)
+  await db.$transaction(async (tx) => {
+    await tx.webhookAttempt.createMany({
+      data: outcomes.map((o) => ({
+        deliveryId: o.delivery.id,
+        attempt: o.delivery.attempts + 1,
+        url: o.url,
+        statusCode: o.statusCode,
+        durationMs: o.durationMs,
+        error: o.error,
+        createdAt: now,
+      })),
+    })
+    if (delivered.length) {
+      await tx.webhookDelivery.updateMany({
+        where: { id: { in: delivered.map((o) => o.delivery.id) } },
+        data: { state: 'delivered', attempts: { increment: 1 }, finishedAt: now, leaseUntil: null, lastError: null },
+      })
+    }
+    for (const o of failedOnes) {
+      const failures = o.delivery.attempts + 1
+      const next = o.gone || !o.delivery.account.webhook ? null : nextAttemptAt(failures, now, options.random, o.retryAfterMs)
+      await tx.webhookDelivery.update({
+        where: { id: o.delivery.id },
+        data: next
+          ? { attempts: failures, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
+          : { state: 'failed', attempts: failures, finishedAt: now, leaseUntil: null, lastError: o.error },
+      })
+      if (next) result.retrying++
+      else result.failed++
+    }
+    const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
+    if (gone.length) await tx.webhookEndpoint.updateMany({ where: { accountId: { in: gone } }, data: { disabledAt: now } })
+  })
+  result.delivered = delivered.length
+  for (const o of failedOnes) deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
+  return result
+}
+
+/** Batches until nothing is due or the time budget is spent (one worker tick). */
+export async function dispatchDueDeliveries(
+  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
+  options: DispatchOptions & { budgetMs?: number },
+): Promise<DispatchResult> {
+  const total: DispatchResult = { claimed: 0, delivered: 0, retrying: 0, failed: 0 }
+  const started = Date.now()
+  const batchSize = options.batchSize ?? 200
+  for (;;) {
+    const r = await dispatchBatch(deps, options)
+    total.claimed += r.claimed
+    total.delivered += r.delivered
+    total.retrying += r.retrying
+    total.failed += r.failed
+    if (r.claimed < batchSize || Date.now() - started > (options.budgetMs ?? 5_000)) return total
+  }
+}
+
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++
+        results[i] = await fn(items[i]!)
+      }
+    }),
+  )
+  return results
+}

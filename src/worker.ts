@@ -1,0 +1,30 @@
+import cron from 'node-cron'
+import { hostname } from 'node:os'
+import type { Deps } from './deps.js'
+import { applyDueCarrierEvents } from './sms/carrier-events.js'
+import { dispatchDueDeliveries } from './webhooks/dispatcher.js'
+
+/** One pass of background work: due carrier events first (they enqueue webhooks), then webhooks. */
+export async function runWorkerTick(deps: Deps, owner: string) {
+  const events = await applyDueCarrierEvents(deps, owner)
+  const deliveries = await dispatchDueDeliveries(deps, { owner })
+  return { events, deliveries }
+}
+
+/** The cron loop: every second, never two ticks of this process at once. */
+export function startWorker(deps: Deps) {
+  const owner = `${hostname()}:${process.pid}`
+  const task = cron.schedule(
+    '* * * * * *',
+    async () => {
+      try {
+        const r = await runWorkerTick(deps, owner)
+        if (r.events || r.deliveries.claimed) deps.logger.debug(r, 'worker tick')
+      } catch (error) {
+        deps.logger.error({ err: error }, 'worker tick failed')
+      }
+    },
+    { noOverlap: true, name: 'worker' },
+  )
+  return { stop: () => task.stop() }
+}
