@@ -2,7 +2,8 @@ import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import got from 'got'
 import type { Deps } from '../deps.js'
-import { guardedLookup } from './ssrf-guard.js'
+import { isIP } from 'node:net'
+import { guardedLookup, isPublicAddress } from './ssrf-guard.js'
 import { sign } from './signature.js'
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
 
@@ -73,6 +74,11 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
   const base = { delivery, statusCode: null, durationMs: 0, ok: false, gone: false, retryAfterMs: 0 }
   if (!endpoint) return { ...base, url: '', error: 'no webhook registered' }
   if (endpoint.disabledAt) return { ...base, url: endpoint.url, error: 'webhook disabled after 410 Gone' }
+  // got skips the lookup for an address literal, so those are checked here.
+  const host = new URL(endpoint.url).hostname.replace(/^\[|\]$/g, '')
+  if (isIP(host) && !deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS && !isPublicAddress(host)) {
+    return { ...base, url: endpoint.url, error: `${host} is not a public address` }
+  }
   const timestamp = Math.floor(deps.clock.now().getTime() / 1000)
   const started = performance.now()
   try {

@@ -46,6 +46,20 @@ export class TestKit {
     return this
   }
 
+  /** A second instance on the database of another kit (its own Prisma client and app). */
+  async attach(url: string) {
+    this.url = url
+    this.database = await openDatabase(url)
+    const env = parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...this.options.env })
+    this.deps = createDeps(this.database, env, { clock: this.options.clock, gateway: this.options.gateway })
+    this.app = createApp({ deps: this.deps, ready: this.database.ready })
+    return this
+  }
+
+  async detach() {
+    await this.database.close()
+  }
+
   async stop() {
     await this.database?.close()
     await this.handle?.drop()
