@@ -21,6 +21,8 @@ export interface RestRoute {
   path: string
   /** Messaging routes need a Bearer key and answer errors as {error, code, details}; channel routes are public, {error}. */
   api: 'messaging' | 'channel'
+  /** Answer with an ETag and 304 to a matching If-None-Match. */
+  etag?: boolean
   /** Whether the route reads a JSON body. */
   body?: boolean
   /** The GraphQL operation the route runs, parsed and validated once at start-up. */

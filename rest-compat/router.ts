@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
 import { AppError, httpStatusOf, type ErrorDetail } from '../src/errors.js'
 import type { Context } from '../src/graphql/context.js'
@@ -94,7 +95,18 @@ export function createRestRouter(options: RestRouterOptions) {
         if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
         const shaped = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
         const legacy: LegacyResponse = isLegacyResponse(shaped) ? shaped : { body: shaped }
-        return json(legacy.body, legacy.status ?? 200, { ...corsHeaders(route.api), ...legacy.headers }, method === 'HEAD')
+        const headers = { ...corsHeaders(route.api), ...legacy.headers }
+        if (!route.etag) return json(legacy.body, legacy.status ?? 200, headers, method === 'HEAD')
+        const text = JSON.stringify(legacy.body)
+        const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+        const match = request.headers.get('if-none-match')
+        if (match && (match.trim() === '*' || match.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
+          return new Response(null, { status: 304, headers: { ...headers, ETag: etag } })
+        }
+        return new Response(method === 'HEAD' ? null : text, {
+          status: legacy.status ?? 200,
+          headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers, ETag: etag },
+        })
       } catch (error) {
         const appError = error instanceof AppError ? error : toAppError(error, options.logger, rc.requestId)
         const rename = hit?.c.route.legacyField
@@ -157,7 +169,7 @@ async function readLimited(request: Request, limit: number): Promise<string> {
 }
 
 function corsHeaders(api: RestRoute['api']): Record<string, string> {
-  return api === 'channel' ? { 'Access-Control-Allow-Origin': '*' } : {}
+  return api === 'channel' ? { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, X-Request-Id' } : {}
 }
 
 function preflight(methods: string[], api: RestRoute['api']): Response {

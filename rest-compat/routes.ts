@@ -1,5 +1,6 @@
 import { messagingRoutes } from './messaging-routes.js'
 import { smsRoutes } from './sms-routes.js'
+import { channelRoutes } from './channel-routes.js'
 import type { RestRoute } from './route.js'
 
-export const restRoutes: RestRoute[] = [...messagingRoutes, ...smsRoutes]
+export const restRoutes: RestRoute[] = [...messagingRoutes, ...smsRoutes, ...channelRoutes]

@@ -26,6 +26,8 @@ const schema = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
   /** Delay before the sandbox gateway reports a final status. */
   SANDBOX_DELIVERY_DELAY_MS: z.coerce.number().int().min(0).default(1000),
+  /** How long now-playing data is shared between requests of one instance. */
+  CHANNEL_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */
   WORKER_ENABLED: bool.default(true),
 })

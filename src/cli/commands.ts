@@ -4,6 +4,8 @@ import { createAccount } from '../accounts/create-account.js'
 import { createApiKey, revokeApiKey } from '../auth/api-keys.js'
 import { setWebhook } from '../webhooks/endpoints.js'
 import { formatCredits, parseCredits } from '../sms/money.js'
+import { readFile } from 'node:fs/promises'
+import { importChannel } from '../channel/import-channel.js'
 
 export interface Command {
   options: string[]
@@ -44,6 +46,22 @@ export const commands: Record<string, Command> = {
     async run(deps, flags) {
       const endpoint = await setWebhook(deps, await existingAccount(deps, required(flags, 'account')), required(flags, 'url'))
       return { url: endpoint.url, secret: endpoint.secret }
+    },
+  },
+  'channel:import': {
+    options: ['account'],
+    positionals: true,
+    async run(deps, flags, positionals) {
+      if (positionals.length !== 1) throw new AppError('VALIDATION_FAILED', 'give exactly one file: channel:import <file.json>')
+      let text: string
+      try {
+        text = await readFile(positionals[0]!, 'utf8')
+      } catch (error) {
+        throw new AppError('VALIDATION_FAILED', `cannot read ${positionals[0]}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+      }
+      const account = flags.account ? await existingAccount(deps, flags.account) : undefined
+      const channel = await importChannel(deps, text, account)
+      return { channel: { uuid: channel.id, slug: channel.slug } }
     },
   },
   'account:credit': {

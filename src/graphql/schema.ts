@@ -6,5 +6,7 @@ import './messaging-contacts.js'
 import './sms.js'
 import './webhooks.js'
 import './subscriptions.js'
+import './channel.js'
+import './channel-admin.js'
 
 export const schema = lexicographicSortSchema(builder.toSchema())

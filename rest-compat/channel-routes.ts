@@ -1,0 +1,294 @@
+// The public channel interface: nine GET paths, each one GraphQL operation, exact legacy shapes.
+import { AppError, notFound } from '../src/errors.js'
+import { isoUtcMicros, isoWithOffset } from '../src/channel/zoned-time.js'
+import type { RestRoute, RouteInput } from './route.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** `{uuid}` paths take the channel uuid only. */
+function uuidParam({ params }: RouteInput) {
+  if (!UUID.test(params.uuid!)) throw notFound('Channel')
+  return params.uuid!
+}
+
+/** A whole number from the query string, or undefined; anything else is a 400. */
+function intParam(query: URLSearchParams, name: string): number | undefined {
+  const raw = query.get(name)
+  if (raw === null || raw.trim() === '') return undefined
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new AppError('BAD_REQUEST', `${name} must be a whole number from 1`)
+  return Math.min(Number(raw), 1_000_000)
+}
+
+function enumParam(query: URLSearchParams, name: string, allowed: readonly string[]): string | undefined {
+  const raw = query.get(name)
+  if (raw === null || raw === '') return undefined
+  if (!allowed.includes(raw)) throw new AppError('BAD_REQUEST', `${name} must be one of ${allowed.join(', ')}`)
+  return raw.toUpperCase()
+}
+
+const low = (v: string | null) => (v === null ? null : v.toLowerCase())
+const withOffset = (iso: string | null, tz: string) => (iso === null ? null : isoWithOffset(new Date(iso), tz))
+const utc = (iso: string) => isoUtcMicros(new Date(iso))
+
+const AIRING = `id startsAt endsAt startTime durationMinutes episodeType state wentLiveAt bannerUrl
+  program { id name } episode { id episodeNumber name }`
+
+const legacyAiring = (a: any, tz: string) => ({
+  id: a.id,
+  program: { id: a.program.id, name: a.program.name },
+  episode: { id: a.episode.id, episode_number: a.episode.episodeNumber, name: a.episode.name },
+  starts_at: withOffset(a.startsAt, tz),
+  ends_at: withOffset(a.endsAt, tz),
+  start_time: a.startTime,
+  duration_minutes: a.durationMinutes,
+  episode_type: low(a.episodeType),
+  state: low(a.state),
+  went_live_at: withOffset(a.wentLiveAt, tz),
+  banner_url: a.bannerUrl,
+})
+
+const PROGRAM = `id name slug synopsis bannerUrl trailerUrl type status availableOnDemand
+  schedule { id dayOfWeek day startTime durationMinutes }`
+
+const legacyProgram = (p: any) => ({
+  id: p.id,
+  name: p.name,
+  slug: p.slug,
+  synopsis: p.synopsis,
+  banner_url: p.bannerUrl,
+  trailer_url: p.trailerUrl,
+  type: low(p.type),
+  status: low(p.status),
+  available_on_demand: p.availableOnDemand,
+  ...(p.episodesCount !== undefined ? { episodes_count: p.episodesCount } : {}),
+  schedule: p.schedule.map((s: any) => ({
+    id: s.id,
+    day_of_week: s.dayOfWeek,
+    day: s.day,
+    start_time: s.startTime,
+    duration_minutes: s.durationMinutes,
+  })),
+})
+
+const pageMeta = (p: any) => ({ total: p.total, current_page: p.currentPage, last_page: p.lastPage, per_page: p.perPage })
+
+const upcomingDocument = `query Upcoming($channel: String!, $limit: Int, $from: String, $to: String) {
+  channel(id: $channel) { name timezone upcomingAirings(limit: $limit, from: $from, to: $to) { ${AIRING} } }
+}`
+const legacyUpcoming = ({ channel: c }: any) => {
+  const upcoming = c.upcomingAirings.map((a: any) => legacyAiring(a, c.timezone))
+  return { channel_name: c.name, upcoming, count: upcoming.length }
+}
+
+export const channelRoutes: RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/channels/:uuid/status',
+    api: 'channel',
+    etag: true,
+    document: `query NowPlaying($channel: String!) {
+      channel(id: $channel) { timezone nowPlaying {
+        channelName isLive estimatedEndAt cacheSeconds
+        currentVideo { videoId name description location thumbnail startTime endTime remainingTime remainingTimeHuman }
+      } }
+    }`,
+    variables: (input) => ({ channel: uuidParam(input) }),
+    toLegacy: ({ channel: { timezone: tz, nowPlaying: n } }) => {
+      const v = n.currentVideo
+      return {
+        headers: { 'Cache-Control': `public, max-age=${n.cacheSeconds}` },
+        body: {
+          channel_name: n.channelName,
+          is_live: n.isLive,
+          current_video: v && {
+            // The video id is given for scheduled broadcasts only.
+            ...(v.videoId !== null ? { id: v.videoId } : {}),
+            name: v.name,
+            description: v.description,
+            location: v.location,
+            thumbnail: v.thumbnail,
+            start_time: withOffset(v.startTime, tz),
+            end_time: withOffset(v.endTime, tz),
+            remaining_time: v.remainingTime,
+            remaining_time_human: v.remainingTimeHuman,
+          },
+          estimated_end_at: withOffset(n.estimatedEndAt, tz),
+        },
+      }
+    },
+  },
+  {
+    method: 'GET',
+    path: '/channels/:uuid/schedule',
+    api: 'channel',
+    etag: true,
+    document: `query Schedule($channel: String!) {
+      channel(id: $channel) { name schedule { id startsAt endsAt status video { name description thumbnail } } }
+    }`,
+    variables: (input) => ({ channel: uuidParam(input) }),
+    toLegacy: ({ channel: c }) => ({
+      channel_name: c.name,
+      schedule_count: c.schedule.length,
+      schedule: c.schedule.map((b: any) => ({
+        id: b.id,
+        start_time: utc(b.startsAt),
+        end_time: utc(b.endsAt),
+        status: low(b.status),
+        video: { name: b.video.name, description: b.video.description, thumbnail: b.video.thumbnail },
+      })),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/channels/:uuid/catchups',
+    api: 'channel',
+    etag: true,
+    document: `query Catchups($channel: String!, $page: Int) {
+      channel(id: $channel) { name catchups(page: $page) {
+        total currentPage lastPage perPage
+        nodes { id title description startsAt endsAt duration video { id name thumbnail hlsUrl resolution } }
+      } }
+    }`,
+    variables: (input) => ({ channel: uuidParam(input), page: intParam(input.query, 'page') }),
+    toLegacy: ({ channel: c }) => ({
+      channel_name: c.name,
+      catchup_count: c.catchups.total,
+      current_page: c.catchups.currentPage,
+      last_page: c.catchups.lastPage,
+      per_page: c.catchups.perPage,
+      catchups: c.catchups.nodes.map((k: any) => ({
+        id: k.id,
+        title: k.title,
+        description: k.description,
+        start_time: utc(k.startsAt),
+        end_time: utc(k.endsAt),
+        duration: k.duration,
+        video: { id: k.video.id, name: k.video.name, thumbnail: k.video.thumbnail, hls_url: k.video.hlsUrl, resolution: k.video.resolution },
+      })),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/channels/:channel/programs',
+    api: 'channel',
+    etag: true,
+    document: `query Programs($channel: String!, $status: ProgramStatus, $type: ProgramType, $perPage: Int, $page: Int) {
+      channel(id: $channel) { name programs(status: $status, type: $type, perPage: $perPage, page: $page) {
+        total currentPage lastPage perPage nodes { ${PROGRAM} episodesCount }
+      } }
+    }`,
+    variables: ({ params, query }) => ({
+      channel: params.channel,
+      status: enumParam(query, 'status', ['active', 'paused']),
+      type: enumParam(query, 'type', ['live', 'on_demand']),
+      perPage: intParam(query, 'per_page'),
+      page: intParam(query, 'page'),
+    }),
+    toLegacy: ({ channel: c }) => ({ channel_name: c.name, programs: c.programs.nodes.map(legacyProgram), meta: pageMeta(c.programs) }),
+  },
+  {
+    method: 'GET',
+    path: '/channels/:channel/programs/current',
+    api: 'channel',
+    etag: true,
+    document: `query OnAir($channel: String!) {
+      channel(id: $channel) { timezone onAir {
+        channelName status startedAt endsAt playbackSource bannerUrl
+        program { id name type status } episode { id episodeNumber name type status }
+      } }
+    }`,
+    variables: ({ params }) => ({ channel: params.channel }),
+    toLegacy: ({ channel: { timezone: tz, onAir: o } }) => ({
+      channel_name: o.channelName,
+      program: o.program && { id: o.program.id, name: o.program.name, type: low(o.program.type), status: low(o.program.status) },
+      episode: o.episode && {
+        id: o.episode.id,
+        episode_number: o.episode.episodeNumber,
+        name: o.episode.name,
+        type: low(o.episode.type),
+        status: low(o.episode.status),
+      },
+      status: low(o.status),
+      started_at: withOffset(o.startedAt, tz),
+      ends_at: withOffset(o.endsAt, tz),
+      playback_source: low(o.playbackSource),
+      ...(o.status === 'ON_AIR' ? { banner_url: o.bannerUrl } : {}),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/channels/:channel/programs/next',
+    api: 'channel',
+    etag: true,
+    document: `query NextAiring($channel: String!) { channel(id: $channel) { name timezone nextAiring { ${AIRING} } } }`,
+    variables: ({ params }) => ({ channel: params.channel }),
+    toLegacy: ({ channel: c }) => ({ channel_name: c.name, next: c.nextAiring && legacyAiring(c.nextAiring, c.timezone) }),
+  },
+  {
+    method: 'GET',
+    path: '/channels/:channel/programs/upcoming',
+    api: 'channel',
+    etag: true,
+    document: upcomingDocument,
+    variables: ({ params, query }) => ({
+      channel: params.channel,
+      limit: intParam(query, 'limit'),
+      from: query.get('from') || undefined,
+      to: query.get('to') || undefined,
+    }),
+    toLegacy: legacyUpcoming,
+  },
+  {
+    method: 'GET',
+    path: '/channels/:channel/programs/next/:limit',
+    api: 'channel',
+    etag: true,
+    document: upcomingDocument,
+    variables: ({ params }) => ({ channel: params.channel, limit: intParam(new URLSearchParams({ limit: params.limit! }), 'limit') }),
+    toLegacy: legacyUpcoming,
+  },
+  {
+    method: 'GET',
+    path: '/programs/:program/episodes',
+    api: 'channel',
+    etag: true,
+    document: `query Episodes($program: String!, $status: EpisodeStatus, $from: String, $to: String, $perPage: Int, $page: Int) {
+      program(id: $program) {
+        id name channel { timezone }
+        episodes(status: $status, from: $from, to: $to, perPage: $perPage, page: $page) {
+          total currentPage lastPage perPage
+          nodes {
+            id episodeNumber name synopsis bannerUrl trailerUrl type status availableOnDemand
+            onDemand { id duration hlsUrl thumbnailUrl }
+            broadcasts { ${AIRING} }
+          }
+        }
+      }
+    }`,
+    variables: ({ params, query }) => ({
+      program: params.program,
+      status: enumParam(query, 'status', ['draft', 'scheduled', 'on_air', 'completed', 'missed', 'cancelled']),
+      from: query.get('from') || undefined,
+      to: query.get('to') || undefined,
+      perPage: intParam(query, 'per_page'),
+      page: intParam(query, 'page'),
+    }),
+    toLegacy: ({ program: p }) => ({
+      program: { id: p.id, name: p.name },
+      episodes: p.episodes.nodes.map((e: any) => ({
+        id: e.id,
+        episode_number: e.episodeNumber,
+        name: e.name,
+        synopsis: e.synopsis,
+        banner_url: e.bannerUrl,
+        trailer_url: e.trailerUrl,
+        type: low(e.type),
+        status: low(e.status),
+        available_on_demand: e.availableOnDemand,
+        on_demand: e.onDemand && { id: e.onDemand.id, duration: e.onDemand.duration, hls_url: e.onDemand.hlsUrl, thumbnail_url: e.onDemand.thumbnailUrl },
+        broadcasts: e.broadcasts.map((a: any) => legacyAiring(a, p.channel.timezone)),
+      })),
+      meta: pageMeta(p.episodes),
+    }),
+  },
+]

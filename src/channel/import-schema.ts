@@ -1,0 +1,135 @@
+import { z } from 'zod'
+import { isTimeZone } from '../accounts/create-account.js'
+
+// Absolute times only: an offset or Z is required.
+const instant = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with an offset or Z' }).transform((s) => new Date(s))
+const url = z.string().max(2000)
+const text = (max: number) => z.string().max(max)
+
+const onDemand = z.object({
+  id: z.number().int().positive().optional(),
+  duration: z.number().int().min(0).optional(),
+  hls_url: url,
+  thumbnail_url: url.nullable().optional(),
+})
+
+const airing = z.object({
+  starts_at: instant,
+  duration_minutes: z.number().int().min(1).max(1440),
+  cancelled: z.boolean().default(false),
+  went_live_at: instant.nullable().optional(),
+  live_ended_at: instant.nullable().optional(),
+})
+
+const episode = z.object({
+  episode_number: z.number().int().min(0),
+  name: text(200),
+  synopsis: text(2000).nullable().optional(),
+  banner_url: url.nullable().optional(),
+  trailer_url: url.nullable().optional(),
+  type: z.enum(['pre_recorded', 'live']),
+  status: z.enum(['draft', 'scheduled', 'cancelled']).default('scheduled'),
+  available_on_demand: z.boolean().default(false),
+  on_demand: onDemand.nullable().optional(),
+  airings: z.array(airing).default([]),
+})
+
+const slot = z.object({
+  day_of_week: z.number().int().min(0).max(6),
+  start_time: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM'),
+  duration_minutes: z.number().int().min(1).max(1440),
+})
+
+const program = z.object({
+  slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case words joined by -').max(100),
+  name: text(200),
+  synopsis: text(2000).default(''),
+  banner_url: url.nullable().optional(),
+  trailer_url: url.nullable().optional(),
+  type: z.enum(['live', 'on_demand']),
+  status: z.enum(['draft', 'active', 'paused', 'archived']),
+  available_on_demand: z.boolean().default(false),
+  slots: z.array(slot).default([]),
+  episodes: z.array(episode).default([]),
+})
+
+const video = z.object({
+  ref: z.string().min(1).max(100),
+  name: text(200),
+  description: text(2000).default(''),
+  thumbnail: url.nullable().optional(),
+  hls_url: url.nullable().optional(),
+  resolution: z.string().max(20).nullable().optional(),
+  duration_seconds: z.number().int().min(1),
+})
+
+export const channelImportSchema = z
+  .object({
+    channel: z.object({
+      uuid: z.uuid().optional(),
+      slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case words joined by -').max(100),
+      name: text(200),
+      timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Africa/Nairobi'),
+      show_banner_url: url.nullable().optional(),
+      operator_account: z.uuid().nullable().optional(),
+    }),
+    videos: z.array(video).default([]),
+    programs: z.array(program).default([]),
+    scheduled_broadcasts: z
+      .array(z.object({ video: z.string(), starts_at: instant, ends_at: instant, cancelled: z.boolean().default(false) }))
+      .default([]),
+    live_broadcasts: z
+      .array(
+        z.object({
+          title: text(200),
+          description: text(2000).default(''),
+          location: text(200).default(''),
+          started_at: instant,
+          ended_at: instant.nullable().optional(),
+        }),
+      )
+      .default([]),
+    playlist: z
+      .object({
+        name: text(200),
+        description: text(2000).default(''),
+        started_at: instant,
+        sting_seconds: z.number().int().min(0).default(0),
+        videos: z.array(z.string()).min(1),
+        time_belts: z.array(z.object({ starts_at: instant, ends_at: instant })).default([]),
+      })
+      .nullable()
+      .optional(),
+    catchups: z
+      .array(z.object({ video: z.string(), title: text(200), description: text(2000).default(''), starts_at: instant, ends_at: instant }))
+      .default([]),
+  })
+  .superRefine((doc, ctx) => {
+    const refs = new Set(doc.videos.map((v) => v.ref))
+    const check = (ref: string, path: (string | number)[]) => {
+      if (!refs.has(ref)) ctx.addIssue({ code: 'custom', path, message: `no video with ref ${ref}` })
+    }
+    doc.scheduled_broadcasts.forEach((b, i) => check(b.video, ['scheduled_broadcasts', i, 'video']))
+    doc.catchups.forEach((c, i) => check(c.video, ['catchups', i, 'video']))
+    doc.playlist?.videos.forEach((v, i) => check(v, ['playlist', 'videos', i]))
+    const slugs = new Set<string>()
+    doc.programs.forEach((p, i) => {
+      if (slugs.has(p.slug)) ctx.addIssue({ code: 'custom', path: ['programs', i, 'slug'], message: `duplicate program slug ${p.slug}` })
+      slugs.add(p.slug)
+      const numbers = new Set<number>()
+      p.episodes.forEach((e, j) => {
+        if (numbers.has(e.episode_number)) ctx.addIssue({ code: 'custom', path: ['programs', i, 'episodes', j, 'episode_number'], message: 'duplicate episode number' })
+        numbers.add(e.episode_number)
+      })
+    })
+    for (const [name, list] of [
+      ['scheduled_broadcasts', doc.scheduled_broadcasts],
+      ['catchups', doc.catchups],
+    ] as const) {
+      list.forEach((x, i) => {
+        if (x.ends_at <= x.starts_at) ctx.addIssue({ code: 'custom', path: [name, i, 'ends_at'], message: 'must be after starts_at' })
+      })
+    }
+  })
+
+export type ChannelImport = z.infer<typeof channelImportSchema>

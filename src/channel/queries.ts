@@ -1,0 +1,118 @@
+import type { Db } from '../db/client.js'
+import { AppError, notFound } from '../errors.js'
+import type { AiringRow, ChannelRow, ChannelSnapshot } from './types.js'
+import { airingEnd } from './rules.js'
+import { zonedToInstant } from './zoned-time.js'
+
+const LISTED_PROGRAM = { in: ['active', 'paused'] }
+const channelSelect = { id: true, slug: true, name: true, timezone: true, showBannerUrl: true } as const
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** By uuid, or (when `bySlug`) by slug too. */
+export async function findChannel(db: Db, key: string, bySlug: boolean): Promise<ChannelRow> {
+  const channel = UUID.test(key)
+    ? await db.channel.findUnique({ where: { id: key.toLowerCase() }, select: channelSelect })
+    : bySlug
+      ? await db.channel.findUnique({ where: { slug: key }, select: channelSelect })
+      : null
+  if (!channel) throw notFound('Channel')
+  return channel
+}
+
+/** A listed (active or paused) program by id or slug. */
+export async function findProgram(db: Db, key: string) {
+  const program = await db.program.findFirst({
+    where: { ...(/^\d+$/.test(key) ? { id: Number(key) } : { slug: key }), status: LISTED_PROGRAM },
+    include: { channel: { select: channelSelect } },
+  })
+  if (!program) throw notFound('Program')
+  return program
+}
+
+const airingInclude = { episode: { include: { program: true } } } as const
+
+export async function loadSnapshot(db: Db, channel: ChannelRow, now: Date): Promise<ChannelSnapshot> {
+  const day = 86_400_000
+  const [programs, airings, broadcasts, liveBroadcasts, playlist] = await Promise.all([
+    db.program.findMany({ where: { channelId: channel.id, status: 'active' }, include: { slots: true }, orderBy: { id: 'asc' } }),
+    db.airing.findMany({
+      where: {
+        startsAt: { gte: new Date(now.getTime() - day), lte: new Date(now.getTime() + 8 * day) },
+        episode: { program: { channelId: channel.id, status: LISTED_PROGRAM } },
+      },
+      include: airingInclude,
+      orderBy: { startsAt: 'asc' },
+    }),
+    db.scheduledBroadcast.findMany({
+      where: { channelId: channel.id, endsAt: { gt: new Date(now.getTime() - day) }, startsAt: { lt: new Date(now.getTime() + 8 * day) } },
+      include: { video: true },
+      orderBy: { startsAt: 'asc' },
+    }),
+    db.liveBroadcast.findMany({ where: { channelId: channel.id, OR: [{ endedAt: null }, { endedAt: { gt: now } }] }, orderBy: { startedAt: 'asc' } }),
+    db.playlist.findFirst({
+      where: { channelId: channel.id },
+      include: { items: { include: { video: true }, orderBy: { position: 'asc' } }, belts: { where: { endsAt: { gt: now } }, orderBy: { startsAt: 'asc' } } },
+      orderBy: { id: 'asc' },
+    }),
+  ])
+  return { channel, programs, airings, broadcasts, liveBroadcasts, playlist }
+}
+
+/**
+ * Snapshots are shared for `ttlMs` by every request of this process: polling clients then cost
+ * no database work, and an operator's change shows within the TTL (the answers carry
+ * Cache-Control anyway).
+ */
+export function createSnapshotCache(ttlMs: number) {
+  const entries = new Map<string, { at: number; minute: number; value: Promise<ChannelSnapshot> }>()
+  return (db: Db, channel: ChannelRow, now: Date) => {
+    // The snapshot's window moves with `now`: it is reloaded at least every minute of `now`.
+    const minute = Math.floor(now.getTime() / 60_000)
+    const hit = entries.get(channel.id)
+    if (ttlMs > 0 && hit && Date.now() - hit.at < ttlMs && hit.minute === minute) return hit.value
+    const value = loadSnapshot(db, channel, now)
+    entries.set(channel.id, { at: Date.now(), minute, value })
+    value.catch(() => entries.delete(channel.id))
+    if (entries.size > 10_000) entries.clear()
+    return value
+  }
+}
+
+/** Airings overlapping [from, to], soonest first: one on air at `from` comes first. */
+export async function upcomingAirings(db: Db, channelId: string, { from, to, limit }: { from: Date; to: Date | null; limit: number }) {
+  const rows: AiringRow[] = await db.airing.findMany({
+    where: {
+      // Nothing airs longer than a day: earlier starts cannot reach `from`.
+      startsAt: { gte: new Date(from.getTime() - 86_400_000), ...(to ? { lte: to } : {}) },
+      episode: { status: { not: 'draft' }, program: { channelId, status: LISTED_PROGRAM } },
+    },
+    include: airingInclude,
+    orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
+    take: limit + 500,
+  })
+  return rows.filter((a) => airingEnd(a) > from).slice(0, limit)
+}
+
+export async function nextAiring(db: Db, channelId: string, now: Date) {
+  return db.airing.findFirst({
+    where: { startsAt: { gt: now }, cancelled: false, episode: { status: { notIn: ['draft', 'cancelled'] }, program: { channelId, status: LISTED_PROGRAM } } },
+    include: airingInclude,
+    orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
+  })
+}
+
+/** `from`/`to`: ISO 8601 with offset or Z, a date (midnight in the channel's zone), or Unix seconds. */
+export function parseTimeParam(name: string, value: string, timeZone: string): Date {
+  const text = value.trim()
+  let at: Date | null = null
+  if (/^\d{1,12}$/.test(text)) at = new Date(Number(text) * 1000)
+  else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
+    const [y, m, d] = text.split('-').map(Number) as [number, number, number]
+    const check = new Date(Date.UTC(y, m - 1, d))
+    if (check.getUTCMonth() === m - 1 && check.getUTCDate() === d) at = zonedToInstant(y, m, d, 0, 0, timeZone)
+  } else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text)) at = new Date(text)
+  if (!at || Number.isNaN(at.getTime())) {
+    throw new AppError('BAD_REQUEST', `${name} must be an ISO 8601 date-time with offset, a date YYYY-MM-DD or Unix seconds`)
+  }
+  return at
+}
