@@ -86,6 +86,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:uuid/status',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: `query NowPlaying($channel: String!) {
       channel(id: $channel) { timezone nowPlaying {
         channelName isLive estimatedEndAt cacheSeconds
@@ -122,6 +123,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:uuid/schedule',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: `query Schedule($channel: String!) {
       channel(id: $channel) { name schedule { id startsAt endsAt status video { name description thumbnail } } }
     }`,
@@ -143,6 +145,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:uuid/catchups',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: `query Catchups($channel: String!, $page: Int) {
       channel(id: $channel) { name catchups(page: $page) {
         total currentPage lastPage perPage
@@ -172,6 +175,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:channel/programs',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: `query Programs($channel: String!, $status: ProgramStatus, $type: ProgramType, $perPage: Int, $page: Int) {
       channel(id: $channel) { name programs(status: $status, type: $type, perPage: $perPage, page: $page) {
         total currentPage lastPage perPage nodes { ${PROGRAM} episodesCount }
@@ -191,6 +195,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:channel/programs/current',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: `query OnAir($channel: String!) {
       channel(id: $channel) { timezone onAir {
         channelName status startedAt endsAt playbackSource bannerUrl
@@ -220,6 +225,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:channel/programs/next',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: `query NextAiring($channel: String!) { channel(id: $channel) { name timezone nextAiring { ${AIRING} } } }`,
     variables: ({ params }) => ({ channel: params.channel }),
     toLegacy: ({ channel: c }) => ({ channel_name: c.name, next: c.nextAiring && legacyAiring(c.nextAiring, c.timezone) }),
@@ -229,6 +235,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:channel/programs/upcoming',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: upcomingDocument,
     variables: ({ params, query }) => ({
       channel: params.channel,
@@ -243,6 +250,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/channels/:channel/programs/next/:limit',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: upcomingDocument,
     variables: ({ params }) => ({ channel: params.channel, limit: intParam(new URLSearchParams({ limit: params.limit! }), 'limit') }),
     toLegacy: legacyUpcoming,
@@ -252,6 +260,7 @@ export const channelRoutes: RestRoute[] = [
     path: '/programs/:program/episodes',
     api: 'channel',
     etag: true,
+    microcache: true,
     document: `query Episodes($program: String!, $status: EpisodeStatus, $from: String, $to: String, $perPage: Int, $page: Int) {
       program(id: $program) {
         id name channel { timezone }

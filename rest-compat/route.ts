@@ -23,6 +23,11 @@ export interface RestRoute {
   api: 'messaging' | 'channel'
   /** Answer with an ETag and 304 to a matching If-None-Match. */
   etag?: boolean
+  /**
+   * Public routes whose answer depends only on the URL and the second: the shaped answer is kept
+   * for the rest of that second (and at most the router's `microcacheMs`).
+   */
+  microcache?: boolean
   /** Whether the route reads a JSON body. */
   body?: boolean
   /** The GraphQL operation the route runs, parsed and validated once at start-up. */

@@ -4,6 +4,7 @@ import { AppError, httpStatusOf, type ErrorDetail } from '../src/errors.js'
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
 import type { LegacyResponse, RestRoute, RouteInput } from './route.js'
+import { etagMatches, type Microcache } from '../src/microcache.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -22,6 +23,8 @@ export interface RestRouterOptions {
   publicBaseUrl: string
   bodyLimitBytes: number
   logger: Logger
+  /** Where `microcache` routes keep their answers. */
+  microcache: Microcache
 }
 
 export interface RestRequestContext {
@@ -62,6 +65,15 @@ export function createRestRouter(options: RestRouterOptions) {
     return hits
   }
 
+  const micro = options.microcache
+
+  function respondJson(status: number, text: string, etag: string, headers: Record<string, string>, request: Request, head: boolean): Response {
+    if (etagMatches(request.headers.get('if-none-match'), etag)) {
+      return new Response(null, { status: 304, headers: { ...headers, ETag: etag } })
+    }
+    return new Response(head ? null : text, { status, headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers, ETag: etag } })
+  }
+
   return {
     /** Handles a request under the prefix; null when the path is not ours. */
     async handle(request: Request, url: URL, rc: RestRequestContext): Promise<Response | null> {
@@ -79,6 +91,9 @@ export function createRestRouter(options: RestRouterOptions) {
           return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`), api, rc.requestId, { Allow: allow })
         }
         const { route } = hit.c
+        const microKey = route.microcache && micro.enabled ? micro.key(url.pathname + url.search, rc.now) : null
+        const cached = microKey ? micro.get(microKey) : undefined
+        if (cached) return respondJson(cached.status, cached.body, cached.etag, cached.headers, request, method === 'HEAD')
         if (route.api === 'messaging') await rc.context.account()
         const input: RouteInput = {
           params: hit.params,
@@ -99,14 +114,8 @@ export function createRestRouter(options: RestRouterOptions) {
         if (!route.etag) return json(legacy.body, legacy.status ?? 200, headers, method === 'HEAD')
         const text = JSON.stringify(legacy.body)
         const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
-        const match = request.headers.get('if-none-match')
-        if (match && (match.trim() === '*' || match.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
-          return new Response(null, { status: 304, headers: { ...headers, ETag: etag } })
-        }
-        return new Response(method === 'HEAD' ? null : text, {
-          status: legacy.status ?? 200,
-          headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers, ETag: etag },
-        })
+        if (microKey) micro.set(microKey, { status: legacy.status ?? 200, body: text, etag, headers })
+        return respondJson(legacy.status ?? 200, text, etag, headers, request, method === 'HEAD')
       } catch (error) {
         const appError = error instanceof AppError ? error : toAppError(error, options.logger, rc.requestId)
         const rename = hit?.c.route.legacyField

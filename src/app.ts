@@ -12,6 +12,7 @@ import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { createRateLimiter } from './rate-limit.js'
 import { bearerToken } from './auth/api-keys.js'
+import { Microcache } from './microcache.js'
 
 export interface AppOptions {
   deps: Deps
@@ -21,6 +22,8 @@ export interface AppOptions {
 
 export interface App {
   fetch(request: Request): Promise<Response>
+  /** Public answers the HTTP listener may replay without calling fetch (see src/http-listener.ts). */
+  microcache: Microcache
 }
 
 export function createApp({ deps, ready }: AppOptions): App {
@@ -59,6 +62,7 @@ export function createApp({ deps, ready }: AppOptions): App {
     ],
   })
 
+  const microcache = new Microcache(env.CHANNEL_CACHE_MS)
   const rest = createRestRouter({
     schema,
     routes: restRoutes,
@@ -66,6 +70,7 @@ export function createApp({ deps, ready }: AppOptions): App {
     publicBaseUrl: env.PUBLIC_BASE_URL,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     logger,
+    microcache,
   })
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
 
@@ -94,6 +99,7 @@ export function createApp({ deps, ready }: AppOptions): App {
   }
 
   return {
+    microcache,
     async fetch(request) {
       const started = performance.now()
       const incoming = request.headers.get('x-request-id')

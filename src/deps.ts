@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import { systemClock, type Clock } from './clock.js'
 import { createLogger } from './logger.js'
 import { createSandboxGateway } from './sms/sandbox-gateway.js'
-import { createSnapshotCache } from './channel/queries.js'
+import { createChannelCache } from './channel/queries.js'
 import type { Db } from './db/client.js'
 import type { DatabaseKind } from './db/connection-url.js'
 import type { Env } from './env.js'
@@ -17,8 +17,8 @@ export interface Deps {
   logger: Logger
   /** Where outgoing SMS go (the sandbox unless a connector is configured). */
   gateway: SmsGateway
-  /** Channel snapshots shared by requests for CHANNEL_CACHE_MS. */
-  channelSnapshots: ReturnType<typeof createSnapshotCache>
+  /** Channel lookups and snapshots shared by requests for CHANNEL_CACHE_MS. */
+  channelCache: ReturnType<typeof createChannelCache>
 }
 
 /** The one place Deps are assembled: server, CLI, tests and benchmarks pass overrides only. */
@@ -34,6 +34,6 @@ export function createDeps(
     clock: overrides.clock ?? systemClock,
     logger: overrides.logger ?? createLogger(env.LOG_LEVEL),
     gateway: overrides.gateway ?? createSandboxGateway({ delayMs: env.SANDBOX_DELIVERY_DELAY_MS }),
-    channelSnapshots: overrides.channelSnapshots ?? createSnapshotCache(env.CHANNEL_CACHE_MS),
+    channelCache: overrides.channelCache ?? createChannelCache(env.CHANNEL_CACHE_MS),
   }
 }

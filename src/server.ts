@@ -1,5 +1,4 @@
 import { createServer } from 'node:http'
-import { createServerAdapter } from '@whatwg-node/server'
 import { loadEnvOrExit } from './env.js'
 import { createLogger } from './logger.js'
 import { applyMigrations } from './db/migrate.js'
@@ -7,6 +6,7 @@ import { openDatabase } from './db/client.js'
 import { createApp } from './app.js'
 import { createDeps } from './deps.js'
 import { startWorker } from './worker.js'
+import { createListener } from './http-listener.js'
 
 const env = loadEnvOrExit()
 const logger = createLogger(env.LOG_LEVEL)
@@ -18,7 +18,7 @@ const deps = createDeps(database, env, { logger })
 const app = createApp({ deps, ready: database.ready })
 
 const worker = env.WORKER_ENABLED ? startWorker(deps) : null
-const server = createServer(createServerAdapter(app.fetch))
+const server = createServer(createListener(app, deps))
 server.listen(env.PORT, env.HOST, () => {
   logger.info({ url: `http://${env.HOST}:${env.PORT}`, graphql: '/graphql', database: database.kind }, 'listening')
 })

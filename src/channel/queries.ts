@@ -59,22 +59,37 @@ export async function loadSnapshot(db: Db, channel: ChannelRow, now: Date): Prom
 }
 
 /**
- * Snapshots are shared for `ttlMs` by every request of this process: polling clients then cost
- * no database work, and an operator's change shows within the TTL (the answers carry
- * Cache-Control anyway).
+ * Channel lookups and snapshots are shared for `ttlMs` by every request of this process: polling
+ * clients then cost no database work, and an operator's change shows within the TTL (the answers
+ * carry Cache-Control anyway). 0 turns sharing off.
  */
-export function createSnapshotCache(ttlMs: number) {
-  const entries = new Map<string, { at: number; minute: number; value: Promise<ChannelSnapshot> }>()
-  return (db: Db, channel: ChannelRow, now: Date) => {
-    // The snapshot's window moves with `now`: it is reloaded at least every minute of `now`.
-    const minute = Math.floor(now.getTime() / 60_000)
-    const hit = entries.get(channel.id)
-    if (ttlMs > 0 && hit && Date.now() - hit.at < ttlMs && hit.minute === minute) return hit.value
-    const value = loadSnapshot(db, channel, now)
-    entries.set(channel.id, { at: Date.now(), minute, value })
-    value.catch(() => entries.delete(channel.id))
-    if (entries.size > 10_000) entries.clear()
-    return value
+export function createChannelCache(ttlMs: number) {
+  const snapshots = new Map<string, { at: number; minute: number; value: Promise<ChannelSnapshot> }>()
+  const channels = new Map<string, { at: number; value: Promise<ChannelRow> }>()
+  const fresh = (at: number) => ttlMs > 0 && Date.now() - at < ttlMs
+  const bound = (map: Map<string, unknown>) => map.size > 10_000 && map.clear()
+  return {
+    channel(db: Db, key: string, bySlug: boolean): Promise<ChannelRow> {
+      const k = `${bySlug ? 's' : 'u'}|${key}`
+      const hit = channels.get(k)
+      if (hit && fresh(hit.at)) return hit.value
+      const value = findChannel(db, key, bySlug)
+      bound(channels)
+      channels.set(k, { at: Date.now(), value })
+      value.catch(() => channels.delete(k))
+      return value
+    },
+    snapshot(db: Db, channel: ChannelRow, now: Date): Promise<ChannelSnapshot> {
+      // The snapshot's window moves with `now`: it is reloaded at least every minute of `now`.
+      const minute = Math.floor(now.getTime() / 60_000)
+      const hit = snapshots.get(channel.id)
+      if (hit && fresh(hit.at) && hit.minute === minute) return hit.value
+      const value = loadSnapshot(db, channel, now)
+      bound(snapshots)
+      snapshots.set(channel.id, { at: Date.now(), minute, value })
+      value.catch(() => snapshots.delete(channel.id))
+      return value
+    },
   }
 }
 

@@ -30,18 +30,43 @@ function formatter(timeZone: string) {
   return f
 }
 
-export function localParts(at: Date | number, timeZone: string): LocalParts {
+function formattedParts(t: number, timeZone: string): LocalParts {
   const out: Record<string, number> = {}
-  for (const p of formatter(timeZone).formatToParts(at)) if (p.type !== 'literal') out[p.type] = Number(p.value)
+  for (const p of formatter(timeZone).formatToParts(t)) if (p.type !== 'literal') out[p.type] = Number(p.value)
   return { year: out.year!, month: out.month!, day: out.day!, hour: out.hour! % 24, minute: out.minute!, second: out.second! }
 }
+
+// Zone offsets change only at transitions, which fall on quarter hours of UTC: one Intl call per
+// zone and quarter hour, then plain arithmetic.
+const QUARTER = 15 * 60_000
+const offsets = new Map<string, number>()
 
 /** The zone's offset from UTC at an instant, in minutes (east positive). */
 export function offsetMinutes(at: Date | number, timeZone: string): number {
   const t = typeof at === 'number' ? at : at.getTime()
-  const p = localParts(t, timeZone)
-  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second)
-  return Math.round((asUtc - Math.floor(t / 1000) * 1000) / 60_000)
+  const bucket = Math.floor(t / QUARTER) * QUARTER
+  const key = `${timeZone}|${bucket}`
+  let offset = offsets.get(key)
+  if (offset === undefined) {
+    const p = formattedParts(bucket, timeZone)
+    offset = Math.round((Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - bucket) / 60_000)
+    if (offsets.size > 200_000) offsets.clear()
+    offsets.set(key, offset)
+  }
+  return offset
+}
+
+export function localParts(at: Date | number, timeZone: string): LocalParts {
+  const t = typeof at === 'number' ? at : at.getTime()
+  const local = new Date(t + offsetMinutes(t, timeZone) * 60_000)
+  return {
+    year: local.getUTCFullYear(),
+    month: local.getUTCMonth() + 1,
+    day: local.getUTCDate(),
+    hour: local.getUTCHours(),
+    minute: local.getUTCMinutes(),
+    second: local.getUTCSeconds(),
+  }
 }
 
 /** The instant of a local wall time (RFC 5545 rules for gaps and overlaps). */

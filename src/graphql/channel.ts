@@ -255,12 +255,12 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
     showBannerUrl: t.exposeString('showBannerUrl', { nullable: true }),
     nowPlaying: t.field({
       type: NowPlayingRef,
-      resolve: async (c, _a, ctx) => nowPlaying(await ctx.deps.channelSnapshots(ctx.deps.db, c, now(ctx)), now(ctx)),
+      resolve: async (c, _a, ctx) => nowPlaying(await ctx.deps.channelCache.snapshot(ctx.deps.db, c, now(ctx)), now(ctx)),
     }),
     onAir: t.field({
       type: OnAirRef,
       description: 'The program whose weekly slot is open now.',
-      resolve: async (c, _a, ctx) => ({ ...onAirNow(await ctx.deps.channelSnapshots(ctx.deps.db, c, now(ctx)), now(ctx)), channel: c }),
+      resolve: async (c, _a, ctx) => ({ ...onAirNow(await ctx.deps.channelCache.snapshot(ctx.deps.db, c, now(ctx)), now(ctx)), channel: c }),
     }),
     schedule: t.field({
       type: [ScheduledBroadcastRef],
@@ -400,7 +400,7 @@ builder.queryFields((t) => ({
     type: ChannelRef,
     description: 'A channel by uuid or slug. Public.',
     args: { id: t.arg.string({ required: true }) },
-    resolve: (_root, { id }, ctx) => findChannel(ctx.deps.db, id, true),
+    resolve: (_root, { id }, ctx) => ctx.deps.channelCache.channel(ctx.deps.db, id, true),
   }),
   program: t.field({
     type: ProgramRef,

@@ -1,0 +1,66 @@
+// npm run bench -- now-playing
+// GET /api/channels/{uuid}/status on the real server (src/server.ts, SQLite, the sample channel)
+// against a plain node:http server answering a fixed JSON body of the same size, side by side.
+// Each server runs in its own process; autocannon runs in this one.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { applyMigrations } from '../src/db/migrate.js'
+import { openDatabase } from '../src/db/client.js'
+import { parseEnv } from '../src/env.js'
+import { createDeps } from '../src/deps.js'
+import { importChannel } from '../src/channel/import-channel.js'
+import { load, printTable } from './harness.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
+const url = `file:${join(dir, 'bench.db')}`
+await applyMigrations(url)
+const database = await openDatabase(url)
+const channel = await importChannel(createDeps(database, parseEnv({ DATABASE_URL: url })), readFileSync('docs/channel-sample.json', 'utf8'))
+await database.close()
+
+const children: ChildProcess[] = []
+async function serve(args: string[], env: Record<string, string>, port: number) {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: 'ignore' })
+  children.push(child)
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/healthz`)
+      return
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  throw new Error(`server on ${port} did not start`)
+}
+
+const APP_PORT = 4701
+const PLAIN_PORT = 4702
+// LOG_LEVEL=warn: the per-request info line is left out of the measurement; see the closing figures.
+await serve(['--import', 'tsx', 'src/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' }, APP_PORT)
+const path = `/api/channels/${channel.id}/status`
+const sample = await (await fetch(`http://127.0.0.1:${APP_PORT}${path}`)).text()
+console.log(`now-playing body: ${sample.length} bytes: ${sample.slice(0, 120)}…`)
+
+const plain = `
+  const body = JSON.stringify({ padding: 'x'.repeat(${Math.max(0, sample.length - 15)}) })
+  require('node:http').createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+  }).listen(${PLAIN_PORT}, '127.0.0.1')`
+await serve(['-e', plain], {}, PLAIN_PORT)
+
+const rows: Awaited<ReturnType<typeof load>>[] = []
+await load('warm-up', { url: `http://127.0.0.1:${APP_PORT}${path}`, duration: 3 })
+await load('warm-up', { url: `http://127.0.0.1:${PLAIN_PORT}/`, duration: 3 })
+for (let round = 1; round <= 2; round++) {
+  rows.push(await load(`now playing, service (round ${round})`, { url: `http://127.0.0.1:${APP_PORT}${path}` }))
+  rows.push(await load(`plain node:http, fixed body (round ${round})`, { url: `http://127.0.0.1:${PLAIN_PORT}/` }))
+}
+printTable(rows)
+const sum = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix)).reduce((a, r) => a + r.requestsPerSecond, 0)
+console.log(`service / plain throughput: ${((sum('now playing') / sum('plain')) * 100).toFixed(1)}% (target: at least 50%)`)
+
+for (const c of children) c.kill()
+rmSync(dir, { recursive: true, force: true })

@@ -1,0 +1,55 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { targets } from './kit/databases.js'
+import { useKit, fixedClock } from './kit/kit.js'
+import { createListener } from '../src/http-listener.js'
+import { importChannel } from '../src/channel/import-channel.js'
+
+describe.each(targets)('HTTP listener and microcache on $name', (target) => {
+  const clock = fixedClock('2026-03-03T12:30:00-05:00')
+  const kit = useKit(target, { clock, env: { CHANNEL_CACHE_MS: '5000' } })
+  let server: Server
+  let base: string
+  beforeAll(async () => {
+    await importChannel(kit.deps, readFileSync(new URL('../docs/channel-sample.json', import.meta.url), 'utf8'))
+    server = createServer(createListener(kit.app, kit.deps))
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  })
+  afterAll(() => new Promise((resolve) => server.close(resolve)))
+
+  const path = '/api/channels/6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f/status'
+
+  it('replays a public answer within its second with the same body and headers, fresh ids, and 304', async () => {
+    kit.statements.length = 0
+    const first = await fetch(base + path)
+    const firstBody = await first.text()
+    const queries = kit.statements.length
+    expect(queries).toBeGreaterThan(0)
+    const second = await fetch(base + path)
+    expect(await second.text()).toBe(firstBody)
+    expect(kit.statements.length).toBe(queries)
+    for (const header of ['etag', 'cache-control', 'access-control-allow-origin', 'content-type']) {
+      expect(second.headers.get(header), header).toBe(first.headers.get(header))
+    }
+    expect(second.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(second.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'))
+    const notModified = await fetch(base + path, { headers: { 'if-none-match': first.headers.get('etag')! } })
+    expect(notModified.status).toBe(304)
+
+    // The next second is computed afresh.
+    clock.advance(1000)
+    const next = await fetch(base + path)
+    expect(JSON.parse(await next.text()).current_video.remaining_time).toBe(1799)
+  })
+
+  it('never replays authenticated answers', async () => {
+    const { key } = await kit.seed().account()
+    const a = await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })
+    expect(a.status).toBe(200)
+    const b = await fetch(`${base}/api/contacts`)
+    expect(b.status).toBe(401)
+  })
+})
