@@ -1,4 +1,5 @@
 import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { loadEnvOrExit } from './env.js'
 import { createLogger } from './logger.js'
 import { applyMigrations } from './db/migrate.js'
@@ -20,7 +21,8 @@ const app = createApp({ deps, ready: database.ready })
 const worker = env.WORKER_ENABLED ? startWorker(deps) : null
 const server = createServer(createListener(app, deps))
 server.listen(env.PORT, env.HOST, () => {
-  logger.info({ url: `http://${env.HOST}:${env.PORT}`, graphql: '/graphql', database: database.kind }, 'listening')
+  const { port } = server.address() as AddressInfo
+  logger.info({ url: `http://${env.HOST}:${port}`, graphql: '/graphql', database: database.kind, worker: env.WORKER_ENABLED }, 'listening')
 })
 
 let stopping = false
