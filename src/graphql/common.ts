@@ -1,5 +1,6 @@
+import type { ArgBuilder } from '@pothos/core'
 import { GraphQLError, Kind } from 'graphql'
-import { builder } from './builder.js'
+import { builder, type BuilderTypes } from './builder.js'
 import type { PageInfo } from '../messaging/paging.js'
 
 builder.queryType({})
@@ -36,3 +37,12 @@ export const DeletedPayload = builder.objectRef<{ deletedId: string }>('DeletedP
   fields: (t) => ({ deletedId: t.exposeID('deletedId') }),
 })
 
+
+/** page / perPage / search, the arguments of every messaging list. */
+export const listArgs = (t: ArgBuilder<BuilderTypes>, searchDescription: string) => ({
+  page: t.int({ defaultValue: 1 }),
+  perPage: t.int({ defaultValue: 25, description: 'At most 100; larger values are clamped.' }),
+  search: t.string({ description: searchDescription }),
+})
+
+export const CONTACT_SEARCH = 'Case-insensitive substring of names, mobile, email or organization.'

@@ -1,5 +1,5 @@
 import { builder } from './builder.js'
-import { DeletedPayload, PageInfoRef } from './common.js'
+import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
 import {
   addContactsToGroup,
@@ -83,11 +83,7 @@ builder.objectField(Group, 'contacts', (t) =>
   t.field({
     type: ContactPage,
     description: 'The contacts on this group.',
-    args: {
-      page: t.arg.int({ defaultValue: 1 }),
-      perPage: t.arg.int({ defaultValue: 25, description: 'At most 100; larger values are clamped.' }),
-      search: t.arg.string({ description: 'Case-insensitive substring of names, mobile, email or organization.' }),
-    },
+    args: listArgs(t.arg, CONTACT_SEARCH),
     resolve: (group, args) => ({ accountId: group.accountId, groupId: group.id, request: pageRequest(args) }),
   }),
 )
@@ -95,11 +91,7 @@ builder.objectField(Group, 'contacts', (t) =>
 builder.queryFields((t) => ({
   contacts: t.field({
     type: ContactPage,
-    args: {
-      page: t.arg.int({ defaultValue: 1 }),
-      perPage: t.arg.int({ defaultValue: 25, description: 'At most 100; larger values are clamped.' }),
-      search: t.arg.string({ description: 'Case-insensitive substring of names, mobile, email or organization.' }),
-    },
+    args: listArgs(t.arg, CONTACT_SEARCH),
     resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
   }),
   contact: t.prismaField({

@@ -1,5 +1,5 @@
 import { builder, type BuilderTypes } from './builder.js'
-import { DeletedPayload, PageInfoRef } from './common.js'
+import { DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
 import { createGroup, deleteGroup, findGroup, groupListOrder, groupListWhere, updateGroup } from '../messaging/groups.js'
 
@@ -54,11 +54,7 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
 builder.queryFields((t) => ({
   groups: t.field({
     type: GroupPage,
-    args: {
-      page: t.arg.int({ defaultValue: 1 }),
-      perPage: t.arg.int({ defaultValue: 25, description: 'At most 100; larger values are clamped.' }),
-      search: t.arg.string({ description: 'Case-insensitive substring of name or description.' }),
-    },
+    args: listArgs(t.arg, 'Case-insensitive substring of name or description.'),
     resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
   }),
   group: t.prismaField({
