@@ -127,3 +127,22 @@ describe.each(targets)('REST rate limit on $name', (target) => {
     expect(limited.body).toEqual({ error: 'Too many requests for this API key', code: 'RATE_LIMITED' })
   })
 })
+
+describe.each(targets)('unexpected failures on $name', (target) => {
+  const kit = useKit(target)
+
+  it('answer 500 INTERNAL with a generic message and the request id, in REST and GraphQL', async () => {
+    const { key } = await kit.seed().account()
+    // Break the database under the service: the contacts table is gone.
+    await kit.db.$executeRawUnsafe('DROP TABLE "Membership"')
+    await kit.db.$executeRawUnsafe('DROP TABLE "SubscriptionEvent"')
+    await kit.db.$executeRawUnsafe('DROP TABLE "Contact"')
+    const res = await kit.rest('GET', '/api/contacts', { key })
+    expect(res.status).toBe(500)
+    const requestId = res.headers.get('x-request-id')
+    expect(res.body).toEqual({ error: `Internal server error (request id ${requestId})`, code: 'INTERNAL' })
+    const gql = await kit.graphql('{ contacts { pageInfo { total } } }', {}, key)
+    expect(gql.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL' } })
+    expect(JSON.stringify(gql)).not.toMatch(/no such table|does not exist|prisma/i)
+  })
+})
