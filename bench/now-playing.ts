@@ -37,8 +37,10 @@ async function serve(args: string[], env: Record<string, string>, port: number) 
 
 const APP_PORT = 4701
 const PLAIN_PORT = 4702
-// LOG_LEVEL=warn: the per-request info line is left out of the measurement; see the closing figures.
-await serve(['--import', 'tsx', 'src/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: 'warn', WORKER_ENABLED: 'false' }, APP_PORT)
+// The default log level writes one JSON line per request; BENCH_LOG_LEVEL=warn measures without it.
+const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info'
+console.log(`service LOG_LEVEL=${logLevel} (its stdout is discarded)`)
+await serve(['--import', 'tsx', 'src/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: logLevel, WORKER_ENABLED: 'false' }, APP_PORT)
 const path = `/api/channels/${channel.id}/status`
 const sample = await (await fetch(`http://127.0.0.1:${APP_PORT}${path}`)).text()
 console.log(`now-playing body: ${sample.length} bytes: ${sample.slice(0, 120)}…`)

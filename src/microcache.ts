@@ -14,7 +14,7 @@ export interface CachedResponse {
  * (bench/now-playing.ts).
  */
 export class Microcache {
-  private readonly entries = new Map<string, CachedResponse & { at: number }>()
+  private readonly entries = new Map<string, CachedResponse & { at: number; full: Record<string, string>; bare: Record<string, string> }>()
 
   constructor(private readonly ttlMs: number) {}
 
@@ -26,7 +26,7 @@ export class Microcache {
     return `${pathAndQuery}|${Math.floor(now.getTime() / 1000)}`
   }
 
-  get(key: string): CachedResponse | undefined {
+  get(key: string) {
     const hit = this.entries.get(key)
     if (!hit) return undefined
     if (Date.now() - hit.at >= this.ttlMs) {
@@ -39,7 +39,10 @@ export class Microcache {
   set(key: string, response: CachedResponse) {
     if (!this.enabled) return
     if (this.entries.size > 10_000) this.entries.clear()
-    this.entries.set(key, { ...response, at: Date.now() })
+    // Header sets for 200 and 304 are built once, not per replay.
+    const bare = { ...response.headers, ETag: response.etag }
+    const full = { ...bare, 'Content-Type': 'application/json; charset=utf-8' }
+    this.entries.set(key, { ...response, at: Date.now(), full, bare })
   }
 
   /** Writes a hit straight to a node response; false when there is none. */
@@ -48,7 +51,8 @@ export class Microcache {
     const hit = this.get(this.key(req.url, now))
     if (!hit) return false
     const notModified = etagMatches(req.headers['if-none-match'], hit.etag)
-    res.writeHead(notModified ? 304 : hit.status, { ...hit.headers, ETag: hit.etag, 'X-Request-Id': requestId, ...(notModified ? {} : { 'Content-Type': 'application/json; charset=utf-8' }) })
+    res.setHeader('X-Request-Id', requestId)
+    res.writeHead(notModified ? 304 : hit.status, notModified ? hit.bare : hit.full)
     res.end(notModified || req.method === 'HEAD' ? undefined : hit.body)
     return true
   }

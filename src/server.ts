@@ -37,6 +37,7 @@ async function shutdown(signal: string) {
   force.unref()
   await new Promise<void>((resolve) => server.once('close', () => resolve()))
   await database.close()
+  logger.flush()
   process.exit(0)
 }
 process.on('SIGINT', () => void shutdown('SIGINT'))
