@@ -94,27 +94,25 @@ export const channelRoutes: RestRoute[] = [
       } }
     }`,
     variables: (input) => ({ channel: uuidParam(input) }),
+    headers: ({ channel }) => ({ 'Cache-Control': `public, max-age=${channel.nowPlaying.cacheSeconds}` }),
     toLegacy: ({ channel: { timezone: tz, nowPlaying: n } }) => {
       const v = n.currentVideo
       return {
-        headers: { 'Cache-Control': `public, max-age=${n.cacheSeconds}` },
-        body: {
-          channel_name: n.channelName,
-          is_live: n.isLive,
-          current_video: v && {
-            // The video id is given for scheduled broadcasts only.
-            ...(v.videoId !== null ? { id: v.videoId } : {}),
-            name: v.name,
-            description: v.description,
-            location: v.location,
-            thumbnail: v.thumbnail,
-            start_time: withOffset(v.startTime, tz),
-            end_time: withOffset(v.endTime, tz),
-            remaining_time: v.remainingTime,
-            remaining_time_human: v.remainingTimeHuman,
-          },
-          estimated_end_at: withOffset(n.estimatedEndAt, tz),
+        channel_name: n.channelName,
+        is_live: n.isLive,
+        current_video: v && {
+          // The video id is given for scheduled broadcasts only.
+          ...(v.videoId !== null ? { id: v.videoId } : {}),
+          name: v.name,
+          description: v.description,
+          location: v.location,
+          thumbnail: v.thumbnail,
+          start_time: withOffset(v.startTime, tz),
+          end_time: withOffset(v.endTime, tz),
+          remaining_time: v.remainingTime,
+          remaining_time_human: v.remainingTimeHuman,
         },
+        estimated_end_at: withOffset(n.estimatedEndAt, tz),
       }
     },
   },

@@ -1,17 +1,9 @@
-import type { AppError } from '../src/errors.js'
-
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
 
 export interface RouteInput {
   params: Record<string, string>
   query: URLSearchParams
   /** The parsed JSON body (routes with `body: true` only). */
-  body: unknown
-}
-
-export interface LegacyResponse {
-  status?: number
-  headers?: Record<string, string>
   body: unknown
 }
 
@@ -35,9 +27,10 @@ export interface RestRoute {
   /** Builds the operation's variables from the request; throws AppError for bad input. */
   variables(input: RouteInput): Record<string, unknown>
   /** Shapes the GraphQL data into the documented JSON. */
-  toLegacy(data: any, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): LegacyResponse | unknown
+  toLegacy(data: any, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): unknown
+  /** Extra response headers drawn from the same data (now playing's Cache-Control). */
+  headers?(data: any): Record<string, string>
   /** Rewrites domain field names in validation details into the legacy spelling. */
   legacyField?(field: string): string
 }
 
-export type LegacyErrorShape = (error: AppError, requestId: string) => unknown

@@ -3,7 +3,7 @@ import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 
 import { AppError, httpStatusOf, type ErrorDetail } from '../src/errors.js'
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
-import type { LegacyResponse, RestRoute, RouteInput } from './route.js'
+import type { RestRoute, RouteInput } from './route.js'
 import { etagMatches, type Microcache } from '../src/microcache.js'
 
 interface CompiledRoute {
@@ -108,14 +108,13 @@ export function createRestRouter(options: RestRouterOptions) {
           contextValue: rc.context,
         })
         if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
-        const shaped = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
-        const legacy: LegacyResponse = isLegacyResponse(shaped) ? shaped : { body: shaped }
-        const headers = { ...corsHeaders(route.api), ...legacy.headers }
-        if (!route.etag) return json(legacy.body, legacy.status ?? 200, headers, method === 'HEAD')
-        const text = JSON.stringify(legacy.body)
+        const body = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
+        const headers = { ...corsHeaders(route.api), ...route.headers?.(result.data) }
+        if (!route.etag) return json(body, 200, headers, method === 'HEAD')
+        const text = JSON.stringify(body)
         const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
-        if (microKey) micro.set(microKey, { status: legacy.status ?? 200, body: text, etag, headers })
-        return respondJson(legacy.status ?? 200, text, etag, headers, request, method === 'HEAD')
+        if (microKey) micro.set(microKey, { status: 200, body: text, etag, headers })
+        return respondJson(200, text, etag, headers, request, method === 'HEAD')
       } catch (error) {
         const appError = error instanceof AppError ? error : toAppError(error, options.logger, rc.requestId)
         const rename = hit?.c.route.legacyField
@@ -127,9 +126,6 @@ export function createRestRouter(options: RestRouterOptions) {
     },
   }
 }
-
-const isLegacyResponse = (value: unknown): value is LegacyResponse =>
-  typeof value === 'object' && value !== null && 'body' in value && Object.keys(value).every((k) => ['body', 'status', 'headers'].includes(k))
 
 function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
   const original = (error as { originalError?: unknown }).originalError

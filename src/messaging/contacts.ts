@@ -112,7 +112,8 @@ export function parseContact(input: ContactInput, defaultCountry: string): Parse
   return contact!
 }
 
-function derived(row: { firstName: string; familyName: string; otherNames?: string | null; mobile: string; email?: string | null; organization?: string | null }) {
+/** The stored sort keys and search text of a contact. */
+export function contactKeys(row: { firstName: string; familyName: string; otherNames?: string | null; mobile: string; email?: string | null; organization?: string | null }) {
   return {
     firstNameKey: row.firstName.toLowerCase(),
     familyNameKey: row.familyName.toLowerCase(),
@@ -195,12 +196,12 @@ async function writeContacts(tx: Tx, accountId: string, contacts: ParsedContact[
       const row = byMobile.get(c.mobile)
       if (row) {
         const merged = { ...row, ...c.fields }
-        await tx.contact.update({ where: { id: row.id }, data: { ...c.fields, ...derived(merged) } })
+        await tx.contact.update({ where: { id: row.id }, data: { ...c.fields, ...contactKeys(merged) } })
         result.set(c.mobile, { id: row.id, created: false })
       } else {
         const id = randomUUID()
         const record = { familyName: '', ...c.fields, mobile: c.mobile }
-        fresh.push({ ...record, id, accountId, ...derived(record) })
+        fresh.push({ ...record, id, accountId, ...contactKeys(record) })
         result.set(c.mobile, { id, created: true })
       }
     }

@@ -3,6 +3,7 @@ import { validationError } from '../errors.js'
 import { normalizeMobile, simKey } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { sendSms } from '../sms/send-sms.js'
+import { contactKeys } from '../messaging/contacts.js'
 
 export interface InboundSms {
   /** The hosted SIM (number or short code) the text was sent to. */
@@ -40,7 +41,7 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
     let contact = await tx.contact.findUnique({ where: { accountId_mobile: { accountId, mobile: from } }, select: { id: true } })
     if (!contact && !joining) return null
     contact ??= await tx.contact.create({
-      data: { accountId, mobile: from, firstName: from, firstNameKey: from, familyNameKey: '', searchText: from },
+      data: { accountId, mobile: from, firstName: from, familyName: '', ...contactKeys({ firstName: from, familyName: '', mobile: from }) },
       select: { id: true },
     })
     const key = { groupId_contactId: { groupId: match.groupId, contactId: contact.id } }

@@ -39,17 +39,13 @@ export class TestKit {
     this.handle = await this.target.create()
     this.url = this.handle.url
     await applyMigrations(this.url)
-    this.database = await openDatabase(this.url, { onQuery: (sql) => this.statements.push(sql) })
-    const env = parseEnv({ DATABASE_URL: this.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...this.options.env })
-    this.deps = createDeps(this.database, env, { clock: this.options.clock, gateway: this.options.gateway })
-    this.app = createApp({ deps: this.deps, ready: this.database.ready })
-    return this
+    return this.attach(this.url)
   }
 
   /** A second instance on the database of another kit (its own Prisma client and app). */
   async attach(url: string) {
     this.url = url
-    this.database = await openDatabase(url)
+    this.database = await openDatabase(url, { onQuery: (sql) => this.statements.push(sql) })
     const env = parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...this.options.env })
     this.deps = createDeps(this.database, env, { clock: this.options.clock, gateway: this.options.gateway })
     this.app = createApp({ deps: this.deps, ready: this.database.ready })
