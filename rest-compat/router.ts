@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
-import { AppError, httpStatusOf, type ErrorDetail } from '../src/errors.js'
+import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/errors.js'
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
 import type { RestRoute, RouteInput } from './route.js'
@@ -128,9 +128,9 @@ export function createRestRouter(options: RestRouterOptions) {
 }
 
 function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
+  const known = knownAppError(error)
+  if (known) return known
   const original = (error as { originalError?: unknown }).originalError
-  if (original instanceof AppError) return original
-  if (error instanceof AppError) return error
   // A GraphQL error with no original error is a variable coercion failure: the route passed
   // something its checks did not catch. It is still the client's input.
   if (error && typeof error === 'object' && 'locations' in error && !original) {
@@ -196,6 +196,7 @@ export function errorResponse(error: AppError, api: RestRoute['api'], requestId:
   const status = httpStatusOf[error.code]
   const extra: Record<string, string> = { ...headers, ...corsHeaders(api) }
   if (error.code === 'UNAUTHENTICATED') extra['WWW-Authenticate'] = 'Bearer'
+  if (error.code === 'SERVICE_UNAVAILABLE') extra['Retry-After'] ??= '1'
   const body =
     api === 'channel'
       ? { error: error.message }

@@ -5,7 +5,7 @@ import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth'
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases'
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit'
 import type { Deps } from './deps.js'
-import { AppError } from './errors.js'
+import { AppError, knownAppError } from './errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
@@ -39,12 +39,13 @@ export function createApp({ deps, ready }: AppOptions): App {
     maskedErrors: {
       maskError(error, message, isDev) {
         const original = error instanceof GraphQLError ? error.originalError : error
-        if (original instanceof AppError) {
+        const known = knownAppError(error)
+        if (known) {
           const g = error as GraphQLError
-          return new GraphQLError(original.message, {
+          return new GraphQLError(known.message, {
             nodes: g.nodes,
             path: g.path,
-            extensions: { code: original.code, ...(original.details ? { details: original.details } : {}) },
+            extensions: { code: known.code, ...(known.details ? { details: known.details } : {}) },
           })
         }
         if (original && !(original instanceof GraphQLError)) logger.error({ err: original }, 'unexpected error in GraphQL')

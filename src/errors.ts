@@ -1,3 +1,5 @@
+import { databaseFault } from './db/faults.js'
+
 export type ErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHENTICATED'
@@ -9,7 +11,9 @@ export type ErrorCode =
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'VALIDATION_FAILED'
   | 'RATE_LIMITED'
+  | 'IDEMPOTENCY_KEY_REUSED'
   | 'INTERNAL'
+  | 'SERVICE_UNAVAILABLE'
 
 export interface ErrorDetail {
   field: string
@@ -39,13 +43,27 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_FAILED: 422,
   RATE_LIMITED: 429,
+  IDEMPOTENCY_KEY_REUSED: 422,
   INTERNAL: 500,
+  SERVICE_UNAVAILABLE: 503,
 }
 
 export const validationError = (details: ErrorDetail[]) =>
   new AppError('VALIDATION_FAILED', details.length === 1 ? details[0]!.message : 'The request has invalid fields', details)
 
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`)
+
+/**
+ * The one mapping from anything thrown to the vocabulary, for REST and GraphQL alike: AppErrors
+ * (also when wrapped by graphql-js as `originalError`) and known infrastructure faults. Returns null
+ * for anything unexpected, which the caller logs and masks as INTERNAL.
+ */
+export function knownAppError(error: unknown): AppError | null {
+  if (error instanceof AppError) return error
+  const original = (error as { originalError?: unknown } | null)?.originalError
+  if (original instanceof AppError) return original
+  return databaseFault(original ?? error)
+}
 
 /** Prisma's unique-constraint violation. */
 export function isUniqueViolation(error: unknown): boolean {

@@ -5,6 +5,11 @@ import { AppError } from '../errors.js'
 export interface Context {
   deps: Deps
   requestId: string
+  /**
+   * The request's Idempotency-Key header as sent (null when absent). The idempotency layer checks
+   * its form and replays answers; domain writes that must survive a crash (sendSms) also keep it.
+   */
+  idempotencyKey: string | null
   /** The account of the request's Bearer key; throws UNAUTHENTICATED. Looked up once per request. */
   account(): Promise<AuthenticatedAccount>
 }
@@ -14,6 +19,7 @@ export function createContext(deps: Deps, request: Request, requestId: string): 
   return {
     deps,
     requestId,
+    idempotencyKey: request.headers.get('idempotency-key'),
     account() {
       pending ??= (async () => {
         const token = bearerToken(request.headers.get('authorization'))
