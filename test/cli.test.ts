@@ -1,5 +1,8 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
@@ -69,5 +72,95 @@ describe.each(targets)('CLI on $name', (target) => {
       expect(res.stdout).toBe('')
       expect(res.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1)
     }
+  }, 60_000)
+
+  it('explains itself: --help for the CLI and each command, exit 0; unknown commands are named', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const res = await cli(kit.url, ...args)
+      expect(res.code, args[0]).toBe(0)
+      expect(res.stdout).toMatch(/^usage: npm run cli -- <command> \[options\]/)
+      for (const name of ['account:create', 'account:list', 'apikey:list', 'channel:list', 'channel:operator', 'demo:seed']) expect(res.stdout).toContain(name)
+    }
+    for (const args of [['channel:import', '--help'], ['help', 'channel:import']]) {
+      const res = await cli(kit.url, ...args)
+      expect(res.code).toBe(0)
+      expect(res.stdout).toContain('usage: npm run cli -- channel:import <file.json> --account <uuid>')
+      expect(res.stdout).toContain('--account')
+    }
+    const unknown = await cli(kit.url, 'accounts:lst')
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr.trim()).toBe('unknown command "accounts:lst"; run `npm run cli -- --help` for the list')
+    const badFlag = await cli(kit.url, 'account:list', '--all')
+    expect(badFlag.code).toBe(2)
+    expect(badFlag.stderr).toContain('account:list --help')
+  }, 60_000)
+
+  it('lists accounts, keys (prefixes only) and channels', async () => {
+    const made = JSON.parse((await cli(kit.url, 'account:create', '--name', 'Listed')).stdout)
+    await cli(kit.url, 'apikey:create', '--account', made.account.uuid)
+    const accounts = JSON.parse((await cli(kit.url, 'account:list')).stdout).accounts
+    expect(accounts).toContainEqual({
+      uuid: made.account.uuid,
+      name: 'Listed',
+      timezone: 'UTC',
+      creditBalance: '0.0000',
+      activeKeys: 2,
+      createdAt: expect.any(String),
+    })
+    const keysOut = (await cli(kit.url, 'apikey:list', '--account', made.account.uuid)).stdout
+    const keys = JSON.parse(keysOut).keys
+    expect(keys).toHaveLength(2)
+    expect(keys[0]).toEqual({ id: anyUuid(), prefix: made.apiKey.slice(0, 15), createdAt: expect.any(String), revokedAt: null, lastUsedAt: null })
+    expect(keysOut).not.toContain(made.apiKey.slice(16))
+    const missing = await cli(kit.url, 'apikey:list', '--account', '00000000-0000-4000-8000-000000000000')
+    expect(missing.code).toBe(1)
+    expect(missing.stderr.trim()).toBe('apikey:list: no account 00000000-0000-4000-8000-000000000000')
+  }, 60_000)
+
+  it('channel:import without --account says how to add an operator; channel:operator adds one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cli-channel-'))
+    const file = join(dir, 'c.json')
+    writeFileSync(file, JSON.stringify({ channel: { slug: 'cli-tv', name: 'CLI TV', timezone: 'UTC' } }))
+    const imported = await cli(kit.url, 'channel:import', file)
+    expect(imported.code).toBe(0)
+    const { channel } = JSON.parse(imported.stdout)
+    expect(imported.stderr.trim()).toBe(
+      'channel:import: channel cli-tv has no operator account, so no API key can manage it; add one with: npm run cli -- channel:operator --channel cli-tv --account <uuid> (account:list shows the uuids)',
+    )
+    const { account } = await kit.seed().account()
+    const handed = await cli(kit.url, 'channel:operator', '--channel', 'cli-tv', '--account', account.id)
+    expect(JSON.parse(handed.stdout)).toEqual({ channel: { uuid: channel.uuid, slug: 'cli-tv', operator: account.id } })
+    expect(JSON.parse((await cli(kit.url, 'channel:list')).stdout).channels).toContainEqual({ uuid: channel.uuid, slug: 'cli-tv', name: 'CLI TV', timezone: 'UTC', operator: account.id })
+    const again = await cli(kit.url, 'channel:import', file, '--account', account.id)
+    expect(again.code).toBe(0)
+    expect(again.stderr).toBe('')
+    for (const args of [
+      ['channel:operator', '--channel', 'no-such-tv', '--account', account.id],
+      ['channel:operator', '--channel', 'cli-tv', '--account', '00000000-0000-4000-8000-000000000000'],
+      ['channel:operator', '--channel', 'cli-tv'],
+    ]) {
+      const res = await cli(kit.url, ...args)
+      expect(res.code, args.join(' ')).toBe(1)
+      expect(res.stderr.trim().split('\n')).toHaveLength(1)
+    }
+    expect((await kit.db.channel.findUniqueOrThrow({ where: { slug: 'cli-tv' } })).operatorAccountId).toBe(account.id)
+  }, 120_000)
+
+  it('demo:seed prints the account, its key, groups and the demo channel', async () => {
+    const res = await cli(kit.url, 'demo:seed')
+    expect(res.code).toBe(0)
+    const out = JSON.parse(res.stdout)
+    expect(out).toEqual({
+      account: { uuid: anyUuid(), name: 'Demo' },
+      apiKey: expect.stringMatching(/^gk_/),
+      groups: [
+        { uuid: anyUuid(), name: 'Customers' },
+        { uuid: anyUuid(), name: 'Staff' },
+        { uuid: anyUuid(), name: 'Newsletter' },
+      ],
+      contacts: 12,
+      channel: { uuid: anyUuid(), slug: 'demo-tv' },
+    })
+    expect((await kit.rest('GET', '/api/contacts', { key: out.apiKey })).body.meta.total).toBe(12)
   }, 60_000)
 })

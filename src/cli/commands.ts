@@ -6,11 +6,25 @@ import { setWebhook } from '../webhooks/endpoints.js'
 import { formatCredits, parseCredits } from '../sms/money.js'
 import { readFile } from 'node:fs/promises'
 import { importChannel } from '../channel/import-channel.js'
+import { setChannelOperator } from '../channel/set-operator.js'
+import { seedDemo } from '../demo/seed-demo.js'
 
 export interface Command {
-  options: string[]
+  /** One line for the command list. */
+  summary: string
+  /** The usage line after `npm run cli --`. */
+  usage: string
+  /** Each option with its meaning, for `<command> --help`. */
+  options: Record<string, string>
   positionals?: boolean
-  run(deps: Deps, flags: Record<string, string | undefined>, positionals: string[]): Promise<unknown>
+  /** Longer notes for `<command> --help`. */
+  notes?: string
+  run(deps: Deps, flags: Record<string, string | undefined>, positionals: string[], io: CommandIo): Promise<unknown>
+}
+
+export interface CommandIo {
+  /** A line for the operator on stderr, beside the JSON result on stdout. */
+  notice(line: string): void
 }
 
 function required(flags: Record<string, string | undefined>, name: string): string {
@@ -21,37 +35,50 @@ function required(flags: Record<string, string | undefined>, name: string): stri
 
 export const commands: Record<string, Command> = {
   'account:create': {
-    options: ['name', 'timezone'],
+    summary: 'Create an account and its first API key (printed once)',
+    usage: 'account:create --name <name> [--timezone <IANA zone>]',
+    options: { name: 'the account name (1 to 100 characters)', timezone: 'zone for delivery report times, default UTC' },
     async run(deps, flags) {
       const { account, apiKey } = await createAccount(deps, { name: required(flags, 'name'), timezone: flags.timezone })
       return { account: { uuid: account.id, name: account.name }, apiKey }
     },
   },
   'apikey:create': {
-    options: ['account'],
+    summary: 'Issue another API key for an account (printed once)',
+    usage: 'apikey:create --account <uuid>',
+    options: { account: 'the account uuid' },
     async run(deps, flags) {
       const key = await createApiKey(deps, required(flags, 'account'))
       return { id: key.id, prefix: key.prefix, apiKey: key.apiKey }
     },
   },
   'apikey:revoke': {
-    options: ['key'],
+    summary: 'Revoke an API key by its id, its visible prefix (gk_…) or the whole key',
+    usage: 'apikey:revoke --key <id|prefix|key>',
+    options: { key: 'the key id, its prefix, or the whole key' },
     async run(deps, flags) {
       const key = await revokeApiKey(deps, required(flags, 'key'))
       return { id: key.id, prefix: key.prefix, revokedAt: key.revokedAt!.toISOString() }
     },
   },
   'webhook:set': {
-    options: ['account', 'url'],
+    summary: 'Set the URL delivery reports are pushed to, and print its signing secret',
+    usage: 'webhook:set --account <uuid> --url <https://…>',
+    options: { account: 'the account uuid', url: 'a public http(s) URL (private addresses need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)' },
     async run(deps, flags) {
       const endpoint = await setWebhook(deps, await existingAccount(deps, required(flags, 'account')), required(flags, 'url'))
       return { url: endpoint.url, secret: endpoint.secret }
     },
   },
   'channel:import': {
-    options: ['account'],
+    summary: 'Load or update a channel from an import file (docs/channel.md)',
+    usage: 'channel:import <file.json> --account <uuid>',
+    options: { account: 'the operator account: its API keys manage the channel (GraphQL mutations)' },
+    notes:
+      'Without --account the channel is imported with the operator named in the file (channel.operator_account), or none; ' +
+      'a notice then says how to add one later with channel:operator.',
     positionals: true,
-    async run(deps, flags, positionals) {
+    async run(deps, flags, positionals, io) {
       if (positionals.length !== 1) throw new AppError('VALIDATION_FAILED', 'give exactly one file: channel:import <file.json>')
       let text: string
       try {
@@ -61,11 +88,19 @@ export const commands: Record<string, Command> = {
       }
       const account = flags.account ? await existingAccount(deps, flags.account) : undefined
       const channel = await importChannel(deps, text, account)
+      if (!channel.operatorAccountId) {
+        io.notice(
+          `channel:import: channel ${channel.slug} has no operator account, so no API key can manage it; ` +
+            `add one with: npm run cli -- channel:operator --channel ${channel.slug} --account <uuid> (account:list shows the uuids)`,
+        )
+      }
       return { channel: { uuid: channel.id, slug: channel.slug } }
     },
   },
   'account:credit': {
-    options: ['account', 'add', 'price-per-page'],
+    summary: 'Add SMS credit to an account and/or set its price per page',
+    usage: 'account:credit --account <uuid> [--add <credits>] [--price-per-page <credits>]',
+    options: { account: 'the account uuid', add: 'credits to add (up to 4 decimals)', 'price-per-page': 'the price of one SMS page' },
     async run(deps, flags) {
       const id = await existingAccount(deps, required(flags, 'account'))
       const add = credits(flags, 'add')
@@ -76,6 +111,73 @@ export const commands: Record<string, Command> = {
         data: { ...(add !== undefined ? { creditBalance: { increment: add } } : {}), ...(price !== undefined ? { pricePerPage: price } : {}) },
       })
       return { account: { uuid: account.id, creditBalance: formatCredits(account.creditBalance), pricePerPage: formatCredits(account.pricePerPage) } }
+    },
+  },
+
+  'channel:operator': {
+    summary: 'Hand a channel to the account whose API keys will manage it',
+    usage: 'channel:operator --channel <uuid|slug> --account <uuid>',
+    options: { channel: 'the channel uuid or slug', account: 'the operator account uuid' },
+    async run(deps, flags) {
+      const channel = await setChannelOperator(deps.db, required(flags, 'channel'), required(flags, 'account'))
+      return { channel: { uuid: channel.id, slug: channel.slug, operator: channel.operatorAccountId } }
+    },
+  },
+  'account:list': {
+    summary: 'List accounts with their key counts and credit',
+    usage: 'account:list',
+    options: {},
+    async run(deps) {
+      const accounts = await deps.db.account.findMany({
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        select: { id: true, name: true, timezone: true, creditBalance: true, createdAt: true, _count: { select: { apiKeys: { where: { revokedAt: null } } } } },
+      })
+      return {
+        accounts: accounts.map((a) => ({
+          uuid: a.id,
+          name: a.name,
+          timezone: a.timezone,
+          creditBalance: formatCredits(a.creditBalance),
+          activeKeys: a._count.apiKeys,
+          createdAt: a.createdAt.toISOString(),
+        })),
+      }
+    },
+  },
+  'apikey:list': {
+    summary: "List an account's API keys (prefixes only: keys are never stored)",
+    usage: 'apikey:list --account <uuid>',
+    options: { account: 'the account uuid' },
+    async run(deps, flags) {
+      const accountId = await existingAccount(deps, required(flags, 'account'))
+      const keys = await deps.db.apiKey.findMany({ where: { accountId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] })
+      return {
+        keys: keys.map((k) => ({
+          id: k.id,
+          prefix: k.prefix,
+          createdAt: k.createdAt.toISOString(),
+          revokedAt: k.revokedAt?.toISOString() ?? null,
+          lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+        })),
+      }
+    },
+  },
+  'channel:list': {
+    summary: 'List channels with their operator accounts',
+    usage: 'channel:list',
+    options: {},
+    async run(deps) {
+      const channels = await deps.db.channel.findMany({ orderBy: [{ slug: 'asc' }], select: { id: true, slug: true, name: true, timezone: true, operatorAccountId: true } })
+      return { channels: channels.map((c) => ({ uuid: c.id, slug: c.slug, name: c.name, timezone: c.timezone, operator: c.operatorAccountId })) }
+    },
+  },
+  'demo:seed': {
+    summary: 'Create a demo account, key, groups, contacts and a channel live around now',
+    usage: 'demo:seed',
+    options: {},
+    notes: 'Every run makes a new demo account; the demo-tv channel is refreshed around the current time and handed to it.',
+    async run(deps) {
+      return seedDemo(deps)
     },
   },
 }

@@ -1,5 +1,5 @@
 // npm run cli -- <command> [--flag value]. Prints one JSON line on success; one line and a
-// non-zero exit on failure.
+// non-zero exit on failure. `--help` (or `help`) lists the commands; `<command> --help` explains one.
 import { parseArgs } from 'node:util'
 import { loadEnvOrExit } from '../env.js'
 import { applyMigrations } from '../db/migrate.js'
@@ -7,13 +7,50 @@ import { openDatabase } from '../db/client.js'
 import { createLogger } from '../logger.js'
 import { createDeps } from '../deps.js'
 import { AppError } from '../errors.js'
-import { commands } from './commands.js'
+import { commands, type Command } from './commands.js'
+
+const HELP_FLAGS = new Set(['--help', '-h', 'help'])
+
+function overview(): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length))
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`)
+  return [
+    'usage: npm run cli -- <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Each prints one JSON line on success, or one line on stderr and a non-zero exit.',
+    'The database is DATABASE_URL (default file:./data/gateway.db), migrated first.',
+    'Run `npm run cli -- <command> --help` for its options.',
+  ].join('\n')
+}
+
+function commandHelp(name: string, c: Command): string {
+  const width = Math.max(0, ...Object.keys(c.options).map((o) => o.length + 2))
+  const options = Object.entries(c.options).map(([o, meaning]) => `  --${o.padEnd(width - 2)}  ${meaning}`)
+  return [`usage: npm run cli -- ${c.usage}`, '', c.summary + '.', ...(options.length ? ['', 'Options:', ...options] : []), ...(c.notes ? ['', c.notes] : [])].join('\n')
+}
 
 const [name, ...rest] = process.argv.slice(2)
-const command = name ? commands[name] : undefined
+if (!name || HELP_FLAGS.has(name)) {
+  const topic = name === 'help' ? rest[0] : undefined
+  if (topic && commands[topic]) console.log(commandHelp(topic, commands[topic]))
+  else if (topic) {
+    console.error(`unknown command "${topic}"; run \`npm run cli -- --help\` for the list`)
+    process.exit(2)
+  } else if (name) console.log(overview())
+  else console.error(overview())
+  process.exit(name ? 0 : 2)
+}
+const command = commands[name]
 if (!command) {
-  console.error(`usage: npm run cli -- <${Object.keys(commands).join('|')}> [options]`)
+  console.error(`unknown command "${name}"; run \`npm run cli -- --help\` for the list`)
   process.exit(2)
+}
+if (rest.some((a) => a === '--help' || a === '-h')) {
+  console.log(commandHelp(name, command))
+  process.exit(0)
 }
 
 let values: Record<string, string | undefined>
@@ -21,12 +58,12 @@ let positionals: string[]
 try {
   ;({ values, positionals } = parseArgs({
     args: rest,
-    options: Object.fromEntries(command.options.map((o) => [o, { type: 'string' as const }])),
+    options: Object.fromEntries(Object.keys(command.options).map((o) => [o, { type: 'string' as const }])),
     allowPositionals: command.positionals ?? false,
     strict: true,
   }) as { values: Record<string, string | undefined>; positionals: string[] })
 } catch (error) {
-  console.error(`${name}: ${(error as Error).message}`)
+  console.error(`${name}: ${(error as Error).message}; run \`npm run cli -- ${name} --help\``)
   process.exit(2)
 }
 
@@ -36,7 +73,7 @@ await applyMigrations(env.DATABASE_URL)
 const database = await openDatabase(env.DATABASE_URL)
 const deps = createDeps(database, env, { logger })
 try {
-  const output = await command.run(deps, values, positionals)
+  const output = await command.run(deps, values, positionals, { notice: (line) => console.error(line) })
   console.log(JSON.stringify(output))
   await database.close()
 } catch (error) {
