@@ -62,8 +62,8 @@ describe.each(targets)('subscribable groups on $name', (target) => {
       s.key,
     )
     expect(events.group.subscriptionEvents).toEqual([
-      { kind: 'leave', text: 'Stop Weather', contact: { mobile: '+254712300401' } },
-      { kind: 'join', text: 'JOIN WEATHER', contact: { mobile: '+254712300401' } },
+      { kind: 'LEAVE', text: 'Stop Weather', contact: { mobile: '+254712300401' } },
+      { kind: 'JOIN', text: 'JOIN WEATHER', contact: { mobile: '+254712300401' } },
     ])
     const members = await kit.rest('GET', `/api/contact/group/${s.group.id}/contacts`, { key: s.key })
     expect(members.body.meta.total).toBe(0)

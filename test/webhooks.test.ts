@@ -94,7 +94,7 @@ describe.each(targets)('webhooks on $name', (target) => {
     expect(log.webhookDeliveries).toEqual([
       {
         id: ids[0],
-        state: 'delivered',
+        state: 'DELIVERED',
         attempts: 2,
         attemptLog: [
           { attempt: 1, statusCode: 500, error: 'HTTP 500' },
@@ -203,7 +203,7 @@ describe.each(targets)('webhooks on $name', (target) => {
     await dispatch()
     const d = await kit.db.webhookDelivery.findFirstOrThrow({ where: { accountId: s.account.id } })
     const res = await kit.gql(`mutation($id: ID!) { redeliverWebhook(id: $id) { id state attempts } }`, { id: d.id }, s.key)
-    expect(res.redeliverWebhook).toEqual({ id: d.id, state: 'pending', attempts: 0 })
+    expect(res.redeliverWebhook).toEqual({ id: d.id, state: 'PENDING', attempts: 0 })
     await dispatch()
     expect(receiver.received).toHaveLength(2)
     expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body)

@@ -6,29 +6,31 @@ import { cancelAiring, endEpisodeFeed, endLiveBroadcast, startEpisodeFeed, start
 import { findChannel } from '../channel/queries.js'
 
 const LiveBroadcastRef = builder.objectRef<{ id: number; title: string; description: string; location: string; startedAt: Date; endedAt: Date | null }>('LiveBroadcast').implement({
+  description: 'An unscheduled live broadcast: while it runs it interrupts the playlist in now playing.',
   fields: (t) => ({
-    id: t.exposeInt('id'),
-    title: t.exposeString('title'),
-    description: t.exposeString('description'),
-    location: t.exposeString('location'),
-    startedAt: t.expose('startedAt', { type: 'DateTime' }),
-    endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true }),
+    id: t.exposeInt('id', { description: 'The live broadcast id.' }),
+    title: t.exposeString('title', { description: 'Title.' }),
+    description: t.exposeString('description', { description: 'Description; empty when none.' }),
+    location: t.exposeString('location', { description: 'Where it comes from; empty when not given.' }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When it started.' }),
+    endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true, description: 'When it ended; null while it runs.' }),
   }),
 })
 
 const AiringFeedRef = builder.objectRef<{ id: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }>('AiringFeed').implement({
+  description: "An airing's operator-set state: cancellation and its live feed.",
   fields: (t) => ({
-    id: t.exposeInt('id'),
-    cancelled: t.exposeBoolean('cancelled'),
-    wentLiveAt: t.expose('wentLiveAt', { type: 'DateTime', nullable: true }),
-    liveEndedAt: t.expose('liveEndedAt', { type: 'DateTime', nullable: true }),
+    id: t.exposeInt('id', { description: 'The airing id.' }),
+    cancelled: t.exposeBoolean('cancelled', { description: 'Cancelled by the operator.' }),
+    wentLiveAt: t.expose('wentLiveAt', { type: 'DateTime', nullable: true, description: 'When its live feed first arrived.' }),
+    liveEndedAt: t.expose('liveEndedAt', { type: 'DateTime', nullable: true, description: 'When its live feed ended.' }),
   }),
 })
 
 builder.mutationFields((t) => ({
   importChannel: t.field({
     type: ChannelRef,
-    description: 'Creates or updates a whole channel from an import document (docs/channel-import.md). The key’s account becomes its operator.',
+    description: 'Creates or updates a whole channel from an import document (docs/channel.md, docs/channel-import.schema.json). The key’s account becomes its operator.',
     args: { document: t.arg.string({ required: true, description: 'The import document as JSON text.' }) },
     resolve: async (_root, { document }, ctx) => {
       const channel = await importChannel(ctx.deps, document, (await ctx.account()).id)
@@ -37,33 +39,37 @@ builder.mutationFields((t) => ({
   }),
   startLiveBroadcast: t.field({
     type: LiveBroadcastRef,
+    description: 'Starts an unscheduled live broadcast on a channel the key operates.',
     args: {
       channel: t.arg.string({ required: true, description: 'uuid or slug' }),
-      title: t.arg.string({ required: true }),
-      description: t.arg.string(),
-      location: t.arg.string(),
+      title: t.arg.string({ required: true, description: 'Title, at most 200 characters.' }),
+      description: t.arg.string({ description: 'Description, at most 2,000 characters.' }),
+      location: t.arg.string({ description: 'Where it comes from, at most 200 characters.' }),
     },
     resolve: async (_root, { channel, ...input }, ctx) => startLiveBroadcast(ctx.deps, (await ctx.account()).id, channel, input),
   }),
   endLiveBroadcast: t.field({
     type: LiveBroadcastRef,
-    args: { id: t.arg.int({ required: true }) },
+    description: 'Ends a live broadcast.',
+    args: { id: t.arg.int({ required: true, description: 'The live broadcast id.' }) },
     resolve: async (_root, { id }, ctx) => endLiveBroadcast(ctx.deps, (await ctx.account()).id, id),
   }),
   startEpisodeFeed: t.field({
     type: AiringFeedRef,
     description: 'A live episode’s feed arrived for this airing.',
-    args: { airingId: t.arg.int({ required: true }) },
+    args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
     resolve: async (_root, { airingId }, ctx) => startEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId),
   }),
   endEpisodeFeed: t.field({
     type: AiringFeedRef,
-    args: { airingId: t.arg.int({ required: true }) },
+    description: "A live episode's feed ended for this airing.",
+    args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
     resolve: async (_root, { airingId }, ctx) => endEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId),
   }),
   cancelAiring: t.field({
     type: AiringFeedRef,
-    args: { airingId: t.arg.int({ required: true }) },
+    description: 'Cancels one airing; it stays listed with state CANCELLED.',
+    args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
     resolve: async (_root, { airingId }, ctx) => cancelAiring(ctx.deps, (await ctx.account()).id, airingId),
   }),
 }))

@@ -19,55 +19,104 @@ import { findChannel, findProgram, nextAiring, parseTimeParam, upcomingAirings }
 import { DAY_NAMES, localHourMinute } from '../channel/zoned-time.js'
 
 const now = (ctx: Context) => ctx.deps.clock.now()
-const upper = <T extends string>(values: readonly T[]) =>
-  Object.fromEntries(values.map((v) => [v.toUpperCase(), { value: v }])) as { [K in Uppercase<T>]: { value: T } }
+/** GraphQL enum values are the REST values upper-cased; each keeps its meaning as a description. */
+const upper = <T extends string>(values: Record<T, string>) =>
+  Object.fromEntries(Object.entries<string>(values).map(([v, description]) => [v.toUpperCase(), { value: v, description }])) as {
+    [K in Uppercase<T>]: { value: T; description: string }
+  }
 
-const ProgramType = builder.enumType('ProgramType', { values: upper(['live', 'on_demand'] as const) })
-const ProgramStatus = builder.enumType('ProgramStatus', { values: upper(['draft', 'active', 'paused', 'archived'] as const) })
-const EpisodeType = builder.enumType('EpisodeType', { values: upper(['pre_recorded', 'live'] as const) })
-const EpisodeStatus = builder.enumType('EpisodeStatus', { values: upper(['draft', 'scheduled', 'on_air', 'completed', 'missed', 'cancelled'] as const) })
+const ProgramType = builder.enumType('ProgramType', {
+  description: 'How a program is made.',
+  values: upper({ live: 'Broadcast live from a feed.', on_demand: 'Pre-recorded episodes, also offered on demand.' }),
+})
+const ProgramStatus = builder.enumType('ProgramStatus', {
+  description: "A program's status as set by the operator; only active and paused programs are public.",
+  values: upper({
+    draft: 'Being prepared; not public.',
+    active: 'On the schedule: its weekly slots air.',
+    paused: 'Listed, but its slots do not air.',
+    archived: 'Retired; not public.',
+  }),
+})
+const EpisodeType = builder.enumType('EpisodeType', {
+  description: 'How an episode reaches the air.',
+  values: upper({ pre_recorded: 'Played from a recording.', live: 'Broadcast from a live feed.' }),
+})
+const EpisodeStatus = builder.enumType('EpisodeStatus', {
+  description: 'draft and cancelled are set by operators; the others follow from the airings.',
+  values: upper({
+    draft: 'Not yet published.',
+    scheduled: 'An airing is still to come.',
+    on_air: 'An airing is on air now.',
+    completed: 'Every airing is over and at least one was not missed.',
+    missed: 'Every airing of this live episode passed without a feed.',
+    cancelled: 'Cancelled by the operator, or every airing was cancelled.',
+  }),
+})
 const AiringStateEnum = builder.enumType('AiringState', {
-  description: 'upcoming; pre_show (starts within 15 minutes); on_air; ended; missed (a live episode that never received a feed); cancelled.',
-  values: upper(['upcoming', 'pre_show', 'on_air', 'ended', 'missed', 'cancelled'] as const),
+  description: 'Where an airing stands, at the time of the request.',
+  values: upper({
+    upcoming: 'Starts later than 15 minutes from now.',
+    pre_show: 'Starts within 15 minutes.',
+    on_air: 'Between its start and its end.',
+    ended: 'Over.',
+    missed: 'Over, and a live episode never received its feed.',
+    cancelled: 'The airing or its episode was cancelled.',
+  }),
 })
-const BroadcastStatusEnum = builder.enumType('BroadcastStatus', { values: upper(['pending', 'live', 'completed', 'cancelled'] as const) })
+const BroadcastStatusEnum = builder.enumType('BroadcastStatus', {
+  description: "A scheduled broadcast's status by its times.",
+  values: upper({ pending: 'Not started.', live: 'Playing now.', completed: 'Over.', cancelled: 'Cancelled by the operator.' }),
+})
 const PlaybackSourceEnum = builder.enumType('PlaybackSource', {
-  description: 'livestream; pre_recorded; trailer (while a live episode waits for its feed); standby (starts-soon card); fallback (the usual content).',
-  values: upper(['livestream', 'pre_recorded', 'trailer', 'standby', 'fallback'] as const),
+  description: 'What the player shows during the open slot.',
+  values: upper({
+    livestream: "The live episode's feed.",
+    pre_recorded: 'The pre-recorded episode.',
+    trailer: 'A trailer, while a live episode waits for its feed.',
+    standby: 'A starts-soon card, while a live episode without a trailer waits for its feed.',
+    fallback: "The channel's usual content: no episode airs in the open slot.",
+  }),
 })
-const OnAirStatus = builder.enumType('OnAirStatus', { values: upper(['on_air', 'off_air'] as const) })
+const OnAirStatus = builder.enumType('OnAirStatus', {
+  description: 'Whether a weekly slot is open now.',
+  values: upper({ on_air: 'A slot is open.', off_air: 'No slot is open.' }),
+})
 
 const VideoRef = builder.objectRef<Video>('Video').implement({
+  description: "A video in the channel's library: played by scheduled broadcasts, the playlist and catchups.",
   fields: (t) => ({
-    id: t.exposeInt('id'),
-    name: t.exposeString('name'),
-    description: t.exposeString('description'),
-    thumbnail: t.exposeString('thumbnail', { nullable: true }),
-    hlsUrl: t.exposeString('hlsUrl', { nullable: true }),
-    resolution: t.exposeString('resolution', { nullable: true }),
-    durationSeconds: t.exposeInt('durationSeconds'),
+    id: t.exposeInt('id', { description: 'The video id.' }),
+    name: t.exposeString('name', { description: 'Title.' }),
+    description: t.exposeString('description', { description: 'Description; empty when none.' }),
+    thumbnail: t.exposeString('thumbnail', { nullable: true, description: 'Thumbnail image URL.' }),
+    hlsUrl: t.exposeString('hlsUrl', { nullable: true, description: 'HLS playlist (.m3u8) URL.' }),
+    resolution: t.exposeString('resolution', { nullable: true, description: 'For example 1080p.' }),
+    durationSeconds: t.exposeInt('durationSeconds', { description: 'Length in seconds.' }),
   }),
 })
 
 const CurrentVideoRef = builder.objectRef<CurrentVideo>('CurrentVideo').implement({
+  description: 'What is playing now: an episode, a scheduled video, a live broadcast or the playlist.',
   fields: (t) => ({
     videoId: t.int({ nullable: true, description: 'Scheduled broadcasts only.', resolve: (v) => v.videoId ?? null }),
-    name: t.exposeString('name'),
-    description: t.exposeString('description'),
-    location: t.exposeString('location'),
-    thumbnail: t.exposeString('thumbnail', { nullable: true }),
+    name: t.exposeString('name', { description: 'Title of what is playing.' }),
+    description: t.exposeString('description', { description: 'Synopsis or description; empty when none.' }),
+    location: t.exposeString('location', { description: 'Where a live broadcast comes from; empty otherwise.' }),
+    thumbnail: t.exposeString('thumbnail', { nullable: true, description: 'Banner or thumbnail image URL.' }),
     startTime: t.expose('startTime', { type: 'DateTime', nullable: true, description: 'Null for a live broadcast.' }),
-    endTime: t.expose('endTime', { type: 'DateTime', nullable: true }),
+    endTime: t.expose('endTime', { type: 'DateTime', nullable: true, description: 'Null for a live broadcast.' }),
     remainingTime: t.exposeInt('remainingTime', { description: 'Seconds left; 0 for a live broadcast.' }),
     remainingTimeHuman: t.exposeString('remainingTimeHuman', { description: 'MM:SS, HH:MM:SS, or Live.' }),
   }),
 })
 
 const NowPlayingRef = builder.objectRef<NowPlaying>('NowPlaying').implement({
+  description: "The channel's now playing answer (REST /channels/{uuid}/status).",
   fields: (t) => ({
-    channelName: t.exposeString('channelName'),
+    channelName: t.exposeString('channelName', { description: "The channel's name." }),
     isLive: t.exposeBoolean('isLive', { description: 'A live feed is on air.' }),
-    currentVideo: t.field({ type: CurrentVideoRef, nullable: true, resolve: (n) => n.currentVideo }),
+    currentVideo: t.field({ type: CurrentVideoRef, nullable: true, description: 'Null when nothing plays.', resolve: (n) => n.currentVideo }),
     estimatedEndAt: t.expose('estimatedEndAt', { type: 'DateTime', description: 'When this answer is expected to change.' }),
     cacheSeconds: t.exposeInt('cacheSeconds', { description: 'How long the answer may be cached.' }),
   }),
@@ -77,11 +126,11 @@ interface SlotSource extends WeeklySlot {}
 const WeeklySlotRef = builder.objectRef<SlotSource>('WeeklySlot').implement({
   description: "A weekly slot in the channel's local time.",
   fields: (t) => ({
-    id: t.exposeInt('id'),
+    id: t.exposeInt('id', { description: 'The slot id.' }),
     dayOfWeek: t.exposeInt('dayOfWeek', { description: '0 = Sunday' }),
-    day: t.string({ resolve: (s) => DAY_NAMES[s.dayOfWeek]! }),
+    day: t.string({ description: 'The day name in English (Sunday...).', resolve: (s) => DAY_NAMES[s.dayOfWeek]! }),
     startTime: t.exposeString('startTime', { description: 'HH:MM' }),
-    durationMinutes: t.exposeInt('durationMinutes'),
+    durationMinutes: t.exposeInt('durationMinutes', { description: 'Length in minutes; a slot may cross midnight.' }),
   }),
 })
 
@@ -93,21 +142,24 @@ type AiringSource = { airing: AiringRow; channel: ChannelRow }
 const AiringRef = builder.objectRef<AiringSource>('Airing')
 
 ProgramRef.implement({
+  description: 'A program of a channel, with weekly slots and episodes.',
   fields: (t) => ({
-    id: t.exposeInt('id'),
-    name: t.exposeString('name'),
-    slug: t.exposeString('slug'),
-    synopsis: t.exposeString('synopsis'),
-    bannerUrl: t.exposeString('bannerUrl', { nullable: true }),
-    trailerUrl: t.exposeString('trailerUrl', { nullable: true }),
-    type: t.field({ type: ProgramType, resolve: (p) => p.type as 'live' }),
-    status: t.field({ type: ProgramStatus, resolve: (p) => p.status as 'active' }),
+    id: t.exposeInt('id', { description: 'The program id.' }),
+    name: t.exposeString('name', { description: 'Title.' }),
+    slug: t.exposeString('slug', { description: 'Unique across channels; usable wherever the id is.' }),
+    synopsis: t.exposeString('synopsis', { description: 'Synopsis; empty when none.' }),
+    bannerUrl: t.exposeString('bannerUrl', { nullable: true, description: 'Banner image URL.' }),
+    trailerUrl: t.exposeString('trailerUrl', { nullable: true, description: 'Trailer video URL.' }),
+    type: t.field({ type: ProgramType, description: 'Live or on demand.', resolve: (p) => p.type as 'live' }),
+    status: t.field({ type: ProgramStatus, description: 'As set by the operator.', resolve: (p) => p.status as 'active' }),
     availableOnDemand: t.exposeBoolean('availableOnDemand', { description: 'Episodes stay available after airing.' }),
     episodesCount: t.int({
+      description: 'How many episodes it has, drafts included.',
       resolve: async (p, _a, ctx) => p._count?.episodes ?? ctx.deps.db.episode.count({ where: { programId: p.id } }),
     }),
     schedule: t.field({
       type: [WeeklySlotRef],
+      description: 'Its weekly slots, Sunday first, then by start time.',
       resolve: async (p, _a, ctx) =>
         (p.slots ?? (await ctx.deps.db.weeklySlot.findMany({ where: { programId: p.id } }))).sort(
           (a, b) => a.dayOfWeek - b.dayOfWeek || a.startTime.localeCompare(b.startTime) || a.id - b.id,
@@ -117,28 +169,31 @@ ProgramRef.implement({
 })
 
 const OnDemandRef = builder.objectRef<Episode>('OnDemandAsset').implement({
+  description: "An episode's on-demand recording.",
   fields: (t) => ({
-    id: t.int({ resolve: (e) => e.onDemandId ?? e.id }),
-    duration: t.int({ nullable: true, resolve: (e) => e.onDemandDuration }),
-    hlsUrl: t.exposeString('onDemandHlsUrl', { nullable: true }),
-    thumbnailUrl: t.exposeString('onDemandThumbnailUrl', { nullable: true }),
+    id: t.int({ description: "The asset's id in the video platform (the episode id when none was given).", resolve: (e) => e.onDemandId ?? e.id }),
+    duration: t.int({ nullable: true, description: 'Length in seconds, when known.', resolve: (e) => e.onDemandDuration }),
+    hlsUrl: t.exposeString('onDemandHlsUrl', { nullable: true, description: 'HLS playlist (.m3u8) URL.' }),
+    thumbnailUrl: t.exposeString('onDemandThumbnailUrl', { nullable: true, description: 'Thumbnail image URL.' }),
   }),
 })
 
 EpisodeRef.implement({
+  description: 'An episode of a program, with its airings.',
   fields: (t) => ({
-    id: t.int({ resolve: (s) => s.episode.id }),
-    episodeNumber: t.int({ resolve: (s) => s.episode.episodeNumber }),
-    name: t.string({ resolve: (s) => s.episode.name }),
-    synopsis: t.string({ nullable: true, resolve: (s) => s.episode.synopsis }),
-    bannerUrl: t.string({ nullable: true, resolve: (s) => s.episode.bannerUrl }),
+    id: t.int({ description: 'The episode id.', resolve: (s) => s.episode.id }),
+    episodeNumber: t.int({ description: 'Its number within the program.', resolve: (s) => s.episode.episodeNumber }),
+    name: t.string({ description: 'Title.', resolve: (s) => s.episode.name }),
+    synopsis: t.string({ nullable: true, description: 'Synopsis.', resolve: (s) => s.episode.synopsis }),
+    bannerUrl: t.string({ nullable: true, description: "The episode's own banner image URL.", resolve: (s) => s.episode.bannerUrl }),
     trailerUrl: t.string({ nullable: true, description: "The episode's own; no fallback to the program's.", resolve: (s) => s.episode.trailerUrl }),
-    type: t.field({ type: EpisodeType, resolve: (s) => s.episode.type as 'live' }),
+    type: t.field({ type: EpisodeType, description: 'Live or pre-recorded.', resolve: (s) => s.episode.type as 'live' }),
     status: t.field({
       type: EpisodeStatus,
+      description: 'Set by operators (draft, cancelled) or following from the airings.',
       resolve: async (s, _a, ctx) => episodeStatus(s.episode, s.airings ?? (await airingsOf(ctx, s.episode.id)), now(ctx)),
     }),
-    availableOnDemand: t.boolean({ resolve: (s) => s.episode.availableOnDemand }),
+    availableOnDemand: t.boolean({ description: 'Whether the episode is offered on demand.', resolve: (s) => s.episode.availableOnDemand }),
     onDemand: t.field({
       type: OnDemandRef,
       nullable: true,
@@ -147,6 +202,7 @@ EpisodeRef.implement({
     }),
     broadcasts: t.field({
       type: [AiringRef],
+      description: 'Its airings, earliest first.',
       resolve: async (s, _a, ctx) =>
         (s.airings ?? (await airingsOf(ctx, s.episode.id))).map((a) => ({
           airing: { ...a, episode: { ...s.episode, program: s.program } },
@@ -159,34 +215,41 @@ EpisodeRef.implement({
 const airingsOf = (ctx: Context, episodeId: number) => ctx.deps.db.airing.findMany({ where: { episodeId }, orderBy: { startsAt: 'asc' } })
 
 AiringRef.implement({
+  description: 'One airing of an episode at a booked time.',
   fields: (t) => ({
-    id: t.int({ resolve: (s) => s.airing.id }),
-    program: t.field({ type: ProgramRef, resolve: (s) => s.airing.episode.program }),
-    episode: t.field({ type: EpisodeRef, resolve: (s) => ({ episode: s.airing.episode, program: s.airing.episode.program, channel: s.channel }) }),
-    startsAt: t.field({ type: 'DateTime', resolve: (s) => s.airing.startsAt }),
-    endsAt: t.field({ type: 'DateTime', resolve: (s) => airingEnd(s.airing) }),
+    id: t.int({ description: 'The airing id.', resolve: (s) => s.airing.id }),
+    program: t.field({ type: ProgramRef, description: 'The program.', resolve: (s) => s.airing.episode.program }),
+    episode: t.field({ type: EpisodeRef, description: 'The episode it airs.', resolve: (s) => ({ episode: s.airing.episode, program: s.airing.episode.program, channel: s.channel }) }),
+    startsAt: t.field({ type: 'DateTime', description: 'Start.', resolve: (s) => s.airing.startsAt }),
+    endsAt: t.field({ type: 'DateTime', description: 'Start plus its duration.', resolve: (s) => airingEnd(s.airing) }),
     startTime: t.string({ description: "HH:MM in the channel's zone.", resolve: (s) => localHourMinute(s.airing.startsAt, s.channel.timezone) }),
-    durationMinutes: t.int({ resolve: (s) => s.airing.durationMinutes }),
-    episodeType: t.field({ type: EpisodeType, resolve: (s) => s.airing.episode.type as 'live' }),
-    state: t.field({ type: AiringStateEnum, resolve: (s, _a, ctx) => airingState(s.airing, s.airing.episode, now(ctx)) }),
-    wentLiveAt: t.field({ type: 'DateTime', nullable: true, resolve: (s) => s.airing.wentLiveAt }),
-    bannerUrl: t.string({ nullable: true, resolve: (s) => bannerOf(s.airing.episode, s.airing.episode.program, s.channel) }),
+    durationMinutes: t.int({ description: 'Length in minutes.', resolve: (s) => s.airing.durationMinutes }),
+    episodeType: t.field({ type: EpisodeType, description: "The episode's type.", resolve: (s) => s.airing.episode.type as 'live' }),
+    state: t.field({ type: AiringStateEnum, description: 'Where the airing stands now.', resolve: (s, _a, ctx) => airingState(s.airing, s.airing.episode, now(ctx)) }),
+    wentLiveAt: t.field({ type: 'DateTime', nullable: true, description: 'When its live feed first arrived.', resolve: (s) => s.airing.wentLiveAt }),
+    bannerUrl: t.string({
+      nullable: true,
+      description: "The episode's banner, else the program's, else the channel's show banner.",
+      resolve: (s) => bannerOf(s.airing.episode, s.airing.episode.program, s.channel),
+    }),
   }),
 })
 
 const OnAirRef = builder.objectRef<OnAir & { channel: ChannelRow }>('OnAir').implement({
+  description: 'The program whose weekly slot is open now (REST /programs/current).',
   fields: (t) => ({
-    channelName: t.string({ resolve: (o) => o.channel.name }),
-    status: t.field({ type: OnAirStatus, resolve: (o) => o.status }),
-    program: t.field({ type: ProgramRef, nullable: true, resolve: (o) => o.program }),
+    channelName: t.string({ description: "The channel's name.", resolve: (o) => o.channel.name }),
+    status: t.field({ type: OnAirStatus, description: 'Whether a slot is open.', resolve: (o) => o.status }),
+    program: t.field({ type: ProgramRef, nullable: true, description: 'Null when off air.', resolve: (o) => o.program }),
     episode: t.field({
       type: EpisodeRef,
       nullable: true,
+      description: 'The episode airing in the slot; null when none does.',
       resolve: (o) => (o.airing ? { episode: o.airing.episode, program: o.airing.episode.program, channel: o.channel } : null),
     }),
-    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true }),
-    endsAt: t.expose('endsAt', { type: 'DateTime', nullable: true }),
-    playbackSource: t.field({ type: PlaybackSourceEnum, nullable: true, resolve: (o) => o.playbackSource }),
+    startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true, description: "The slot's start; null when off air." }),
+    endsAt: t.expose('endsAt', { type: 'DateTime', nullable: true, description: "The slot's end; null when off air." }),
+    playbackSource: t.field({ type: PlaybackSourceEnum, nullable: true, description: 'Null when off air.', resolve: (o) => o.playbackSource }),
     bannerUrl: t.exposeString('bannerUrl', { nullable: true, description: 'Null when off air.' }),
   }),
 })
@@ -194,24 +257,26 @@ const OnAirRef = builder.objectRef<OnAir & { channel: ChannelRow }>('OnAir').imp
 const ScheduledBroadcastRef = builder
   .objectRef<{ id: number; startsAt: Date; endsAt: Date; cancelled: boolean; video: Video }>('ScheduledBroadcast')
   .implement({
+    description: 'A video booked to play at a set time.',
     fields: (t) => ({
-      id: t.exposeInt('id'),
-      startsAt: t.expose('startsAt', { type: 'DateTime' }),
-      endsAt: t.expose('endsAt', { type: 'DateTime' }),
-      status: t.field({ type: BroadcastStatusEnum, resolve: (b, _a, ctx) => broadcastStatus(b, now(ctx)) }),
-      video: t.field({ type: VideoRef, resolve: (b) => b.video }),
+      id: t.exposeInt('id', { description: 'The broadcast id.' }),
+      startsAt: t.expose('startsAt', { type: 'DateTime', description: 'Start.' }),
+      endsAt: t.expose('endsAt', { type: 'DateTime', description: 'End.' }),
+      status: t.field({ type: BroadcastStatusEnum, description: 'By its times, now.', resolve: (b, _a, ctx) => broadcastStatus(b, now(ctx)) }),
+      video: t.field({ type: VideoRef, description: 'The video it plays.', resolve: (b) => b.video }),
     }),
   })
 
 const CatchupRef = builder.objectRef<Catchup & { video: Video }>('Catchup').implement({
+  description: 'A past broadcast offered to watch again.',
   fields: (t) => ({
-    id: t.exposeInt('id'),
-    title: t.exposeString('title'),
-    description: t.exposeString('description'),
-    startsAt: t.expose('startsAt', { type: 'DateTime' }),
-    endsAt: t.expose('endsAt', { type: 'DateTime' }),
+    id: t.exposeInt('id', { description: 'The catchup id.' }),
+    title: t.exposeString('title', { description: 'Title.' }),
+    description: t.exposeString('description', { description: 'Description; empty when none.' }),
+    startsAt: t.expose('startsAt', { type: 'DateTime', description: 'When it was on air.' }),
+    endsAt: t.expose('endsAt', { type: 'DateTime', description: 'When it ended.' }),
     duration: t.int({ description: 'Seconds.', resolve: (c) => Math.round((c.endsAt.getTime() - c.startsAt.getTime()) / 1000) }),
-    video: t.field({ type: VideoRef, resolve: (c) => c.video }),
+    video: t.field({ type: VideoRef, description: 'The video to play.', resolve: (c) => c.video }),
   }),
 })
 
@@ -221,20 +286,21 @@ interface Paged<T> {
   currentPage: number
   perPage: number
 }
-function pageRef<T>(name: string, item: any) {
+function pageRef<T>(name: string, item: any, what: string) {
   return builder.objectRef<Paged<T>>(name).implement({
+    description: `One page of ${what}.`,
     fields: (t) => ({
-      nodes: t.field({ type: [item], resolve: (p) => p.nodes as any }),
-      total: t.exposeInt('total'),
-      currentPage: t.exposeInt('currentPage'),
-      perPage: t.exposeInt('perPage'),
-      lastPage: t.int({ resolve: (p) => Math.max(1, Math.ceil(p.total / p.perPage)) }),
+      nodes: t.field({ type: [item], description: `The ${what} on this page.`, resolve: (p) => p.nodes as any }),
+      total: t.exposeInt('total', { description: `How many ${what} there are in all.` }),
+      currentPage: t.exposeInt('currentPage', { description: 'This page, from 1.' }),
+      perPage: t.exposeInt('perPage', { description: 'Page size.' }),
+      lastPage: t.int({ description: 'The last page; at least 1.', resolve: (p) => Math.max(1, Math.ceil(p.total / p.perPage)) }),
     }),
   })
 }
-const CatchupPage = pageRef<Catchup & { video: Video }>('CatchupPage', CatchupRef)
-const ProgramPage = pageRef<ProgramSource>('ProgramPage', ProgramRef)
-const EpisodePage = pageRef<EpisodeSource>('EpisodePage', EpisodeRef)
+const CatchupPage = pageRef<Catchup & { video: Video }>('CatchupPage', CatchupRef, 'catchups')
+const ProgramPage = pageRef<ProgramSource>('ProgramPage', ProgramRef, 'programs')
+const EpisodePage = pageRef<EpisodeSource>('EpisodePage', EpisodeRef, 'episodes')
 
 /** page >= 1; perPage clamped to [1, max]; anything unparseable was refused by the caller. */
 function paging(page: number | null | undefined, perPage: number | null | undefined, fallback: number, max: number) {
@@ -249,12 +315,13 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
   description: 'A broadcast channel: public, read-only.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The channel uuid.' }),
-    slug: t.exposeString('slug'),
-    name: t.exposeString('name'),
+    slug: t.exposeString('slug', { description: 'Short name, usable wherever the uuid is.' }),
+    name: t.exposeString('name', { description: 'Display name.' }),
     timezone: t.exposeString('timezone', { description: 'IANA zone of its weekly slots.' }),
-    showBannerUrl: t.exposeString('showBannerUrl', { nullable: true }),
+    showBannerUrl: t.exposeString('showBannerUrl', { nullable: true, description: "The channel's banner, shown when nothing else has one." }),
     nowPlaying: t.field({
       type: NowPlayingRef,
+      description: 'What is playing now (REST /channels/{uuid}/status).',
       resolve: async (c, _a, ctx) => nowPlaying(await ctx.deps.channelCache.snapshot(ctx.deps.db, c, now(ctx)), now(ctx)),
     }),
     onAir: t.field({
@@ -275,7 +342,7 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
     catchups: t.field({
       type: CatchupPage,
       description: 'Newest air time first, 15 a page.',
-      args: { page: t.arg.int({ defaultValue: 1 }) },
+      args: { page: t.arg.int({ defaultValue: 1, description: 'From 1.' }) },
       resolve: async (c, args, ctx) => {
         const { page, perPage } = paging(args.page, 15, 15, 15)
         const [total, nodes] = await Promise.all([
@@ -295,10 +362,10 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
       type: ProgramPage,
       description: 'Active and paused programs, by name.',
       args: {
-        status: t.arg({ type: ProgramStatus }),
-        type: t.arg({ type: ProgramType }),
+        status: t.arg({ type: ProgramStatus, description: 'Only ACTIVE or only PAUSED programs; other values give an empty page.' }),
+        type: t.arg({ type: ProgramType, description: 'Only programs of this type.' }),
         perPage: t.arg.int({ defaultValue: 15, description: 'At most 50; larger values are clamped.' }),
-        page: t.arg.int({ defaultValue: 1 }),
+        page: t.arg.int({ defaultValue: 1, description: 'From 1.' }),
       },
       resolve: async (c, args, ctx) => {
         const { page, perPage } = paging(args.page, args.perPage, 15, 50)
@@ -349,6 +416,7 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
 builder.objectField(ProgramRef, 'channel', (t) =>
   t.field({
     type: ChannelRef,
+    description: 'The channel it belongs to.',
     resolve: (p, _a, ctx) => findChannel(ctx.deps.db, p.channelId, false),
   }),
 )
@@ -358,11 +426,11 @@ builder.objectField(ProgramRef, 'episodes', (t) =>
     type: EpisodePage,
     description: 'Highest episode number first. The status filter applies to the page already fetched, so a page may hold fewer.',
     args: {
-      status: t.arg({ type: EpisodeStatus }),
+      status: t.arg({ type: EpisodeStatus, description: 'Only episodes with this status (applied to the fetched page).' }),
       from: t.arg.string({ description: 'Episodes with an airing at or after; same formats as upcomingAirings.' }),
       to: t.arg.string({ description: 'Episodes with an airing at or before.' }),
       perPage: t.arg.int({ defaultValue: 15, description: 'At most 50; larger values are clamped.' }),
-      page: t.arg.int({ defaultValue: 1 }),
+      page: t.arg.int({ defaultValue: 1, description: 'From 1.' }),
     },
     resolve: async (program, args, ctx) => {
       const { page, perPage } = paging(args.page, args.perPage, 15, 50)
@@ -398,14 +466,16 @@ builder.objectField(ProgramRef, 'episodes', (t) =>
 builder.queryFields((t) => ({
   channel: t.field({
     type: ChannelRef,
-    description: 'A channel by uuid or slug. Public.',
-    args: { id: t.arg.string({ required: true }) },
+    nullable: true,
+    description: 'A channel by uuid or slug. Public. Null, with a NOT_FOUND error, when there is none.',
+    args: { id: t.arg.string({ required: true, description: 'The channel uuid or slug.' }) },
     resolve: (_root, { id }, ctx) => ctx.deps.channelCache.channel(ctx.deps.db, id, true),
   }),
   program: t.field({
     type: ProgramRef,
-    description: 'An active or paused program by id or slug. Public.',
-    args: { id: t.arg.string({ required: true }) },
+    nullable: true,
+    description: 'An active or paused program by id or slug. Public. Null, with a NOT_FOUND error, when there is none.',
+    args: { id: t.arg.string({ required: true, description: 'The program id or slug.' }) },
     resolve: (_root, { id }, ctx) => findProgram(ctx.deps.db, id),
   }),
 }))

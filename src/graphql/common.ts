@@ -3,8 +3,13 @@ import { GraphQLError, Kind } from 'graphql'
 import { builder, type BuilderTypes } from './builder.js'
 import type { PageInfo } from '../messaging/paging.js'
 
-builder.queryType({})
-builder.mutationType({})
+builder.queryType({
+  description:
+    'Reads. Messaging fields need `Authorization: Bearer <API key>` and see only that key\'s account; channel and program fields are public.',
+})
+builder.mutationType({
+  description: 'Writes. Each needs an API key; the channel management mutations need a key of the account operating the channel.',
+})
 
 builder.scalarType('DateTime', {
   description: 'An instant, as ISO 8601 in UTC (2026-01-31T09:00:00.000Z).',
@@ -25,22 +30,23 @@ export const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
   description: 'Where a page stands in its list.',
   fields: (t) => ({
     search: t.exposeString('search', { description: 'The search text as given; empty when none.' }),
-    total: t.exposeInt('total'),
+    total: t.exposeInt('total', { description: 'How many items match, on every page.' }),
     page: t.exposeInt('page', { description: '1-based.' }),
-    perPage: t.exposeInt('perPage'),
-    skipped: t.exposeInt('skipped'),
-    pageCount: t.exposeInt('pageCount'),
+    perPage: t.exposeInt('perPage', { description: 'Page size after clamping (at most 100).' }),
+    skipped: t.exposeInt('skipped', { description: 'Items before this page: (page - 1) * perPage.' }),
+    pageCount: t.exposeInt('pageCount', { description: 'ceil(total / perPage).' }),
   }),
 })
 
 export const DeletedPayload = builder.objectRef<{ deletedId: string }>('DeletedPayload').implement({
-  fields: (t) => ({ deletedId: t.exposeID('deletedId') }),
+  description: 'What a delete removed.',
+  fields: (t) => ({ deletedId: t.exposeID('deletedId', { description: 'The id of the deleted item.' }) }),
 })
 
 
 /** page / perPage / search, the arguments of every messaging list. */
 export const listArgs = (t: ArgBuilder<BuilderTypes>, searchDescription: string) => ({
-  page: t.int({ defaultValue: 1 }),
+  page: t.int({ defaultValue: 1, description: '1-based page number.' }),
   perPage: t.int({ defaultValue: 25, description: 'At most 100; larger values are clamped.' }),
   search: t.string({ description: searchDescription }),
 })

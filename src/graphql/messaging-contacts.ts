@@ -13,26 +13,45 @@ import {
 import { findGroup } from '../messaging/groups.js'
 import { Group } from './messaging-groups.js'
 
+/** One meaning per contact field, for the output type and the input alike. */
+const FIELD = {
+  firstName: 'First name; at most 200 characters.',
+  familyName: 'Family name; empty when unknown.',
+  otherNames: 'Middle or other names.',
+  email: 'Email address.',
+  gender: 'Free text; empty when unknown.',
+  organization: 'Company or organization.',
+  whatsappNumber: 'WhatsApp number.',
+  viberNumber: 'Viber number.',
+  skypeId: 'Skype id.',
+  facebook: 'Facebook profile.',
+  twitter: 'Twitter/X handle.',
+  linkedin: 'LinkedIn profile.',
+  groupme: 'GroupMe id.',
+  wechat: 'WeChat id.',
+  youtube: 'YouTube channel.',
+} as const
+
 export const Contact = builder.prismaObject('Contact', {
   description: 'A person reachable by SMS, identified by mobile number within the account.',
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { description: 'The contact uuid (the REST `reference`).' }),
     mobile: t.exposeString('mobile', { description: 'E.164, with the leading +.' }),
-    firstName: t.exposeString('firstName'),
-    familyName: t.exposeString('familyName'),
-    otherNames: t.exposeString('otherNames', { nullable: true }),
-    email: t.exposeString('email', { nullable: true }),
-    gender: t.exposeString('gender', { description: 'Free text; empty when unknown.' }),
-    organization: t.exposeString('organization', { nullable: true }),
-    whatsappNumber: t.exposeString('whatsappNumber', { nullable: true }),
-    viberNumber: t.exposeString('viberNumber', { nullable: true }),
-    skypeId: t.exposeString('skypeId', { nullable: true }),
-    facebook: t.exposeString('facebook', { nullable: true }),
-    twitter: t.exposeString('twitter', { nullable: true }),
-    linkedin: t.exposeString('linkedin', { nullable: true }),
-    groupme: t.exposeString('groupme', { nullable: true }),
-    wechat: t.exposeString('wechat', { nullable: true }),
-    youtube: t.exposeString('youtube', { nullable: true }),
+    firstName: t.exposeString('firstName', { description: FIELD.firstName }),
+    familyName: t.exposeString('familyName', { description: FIELD.familyName }),
+    otherNames: t.exposeString('otherNames', { nullable: true, description: FIELD.otherNames }),
+    email: t.exposeString('email', { nullable: true, description: FIELD.email }),
+    gender: t.exposeString('gender', { description: FIELD.gender }),
+    organization: t.exposeString('organization', { nullable: true, description: FIELD.organization }),
+    whatsappNumber: t.exposeString('whatsappNumber', { nullable: true, description: FIELD.whatsappNumber }),
+    viberNumber: t.exposeString('viberNumber', { nullable: true, description: FIELD.viberNumber }),
+    skypeId: t.exposeString('skypeId', { nullable: true, description: FIELD.skypeId }),
+    facebook: t.exposeString('facebook', { nullable: true, description: FIELD.facebook }),
+    twitter: t.exposeString('twitter', { nullable: true, description: FIELD.twitter }),
+    linkedin: t.exposeString('linkedin', { nullable: true, description: FIELD.linkedin }),
+    groupme: t.exposeString('groupme', { nullable: true, description: FIELD.groupme }),
+    wechat: t.exposeString('wechat', { nullable: true, description: FIELD.wechat }),
+    youtube: t.exposeString('youtube', { nullable: true, description: FIELD.youtube }),
     selfSubscribed: t.boolean({
       description: 'True when the contact joined a group by SMS opt-in.',
       select: { memberships: { where: { selfSubscribed: true }, select: { groupId: true } } },
@@ -46,8 +65,8 @@ export const Contact = builder.prismaObject('Contact', {
       }),
       resolve: (contact) => contact.memberships.map((m) => m.group),
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed.' }),
   }),
 })
 
@@ -62,6 +81,7 @@ export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').i
   fields: (t) => ({
     nodes: t.prismaField({
       type: ['Contact'],
+      description: 'The contacts on this page.',
       resolve: (query, { accountId, groupId, request }, _args, ctx) =>
         ctx.deps.db.contact.findMany({
           ...query,
@@ -73,6 +93,7 @@ export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').i
     }),
     pageInfo: t.field({
       type: PageInfoRef,
+      description: 'Totals and position.',
       resolve: async ({ accountId, groupId, request }, _args, ctx) =>
         pageInfo(request, await ctx.deps.db.contact.count({ where: contactListWhere(accountId, request, groupId) })),
     }),
@@ -91,12 +112,15 @@ builder.objectField(Group, 'contacts', (t) =>
 builder.queryFields((t) => ({
   contacts: t.field({
     type: ContactPage,
+    description: "The account's contacts, alphabetical, a page at a time.",
     args: listArgs(t.arg, CONTACT_SEARCH),
     resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
   }),
   contact: t.prismaField({
     type: 'Contact',
-    args: { id: t.arg.id({ required: true }) },
+    nullable: true,
+    description: 'A contact of the account by uuid. Null, with a NOT_FOUND error, when there is none.',
+    args: { id: t.arg.id({ required: true, description: 'The contact uuid.' }) },
     resolve: async (query, _root, { id }, ctx) => findContact(ctx.deps.db, (await ctx.account()).id, String(id), query),
   }),
 }))
@@ -105,21 +129,21 @@ const SaveContactInput = builder.inputType('SaveContactInput', {
   description: 'A contact to create, or to overwrite (given fields only) when its mobile number exists.',
   fields: (t) => ({
     mobile: t.string({ required: true, description: 'Any spelling; numbers without a country code are read in DEFAULT_COUNTRY.' }),
-    firstName: t.string({ required: true }),
-    familyName: t.string(),
-    otherNames: t.string(),
-    email: t.string(),
-    gender: t.string(),
-    organization: t.string(),
-    whatsappNumber: t.string(),
-    viberNumber: t.string(),
-    skypeId: t.string(),
-    facebook: t.string(),
-    twitter: t.string(),
-    linkedin: t.string(),
-    groupme: t.string(),
-    wechat: t.string(),
-    youtube: t.string(),
+    firstName: t.string({ required: true, description: FIELD.firstName }),
+    familyName: t.string({ description: FIELD.familyName }),
+    otherNames: t.string({ description: FIELD.otherNames }),
+    email: t.string({ description: `${FIELD.email} At most 254 characters.` }),
+    gender: t.string({ description: FIELD.gender }),
+    organization: t.string({ description: FIELD.organization }),
+    whatsappNumber: t.string({ description: FIELD.whatsappNumber }),
+    viberNumber: t.string({ description: FIELD.viberNumber }),
+    skypeId: t.string({ description: FIELD.skypeId }),
+    facebook: t.string({ description: FIELD.facebook }),
+    twitter: t.string({ description: FIELD.twitter }),
+    linkedin: t.string({ description: FIELD.linkedin }),
+    groupme: t.string({ description: FIELD.groupme }),
+    wechat: t.string({ description: FIELD.wechat }),
+    youtube: t.string({ description: FIELD.youtube }),
     groups: t.idList({ description: 'Groups to enlist the contact on; it stays on groups not listed.' }),
   }),
 })
@@ -127,21 +151,25 @@ const SaveContactInput = builder.inputType('SaveContactInput', {
 const SaveContactPayload = builder
   .objectRef<{ contactId: string; created: boolean }>('SaveContactPayload')
   .implement({
+    description: 'The result of saveContact.',
     fields: (t) => ({
       contact: t.prismaField({
         type: 'Contact',
+        description: 'The saved contact.',
         resolve: (query, { contactId }, _args, ctx) => ctx.deps.db.contact.findUniqueOrThrow({ ...query, where: { id: contactId } }),
       }),
-      created: t.exposeBoolean('created'),
+      created: t.exposeBoolean('created', { description: 'False when a contact with that mobile existed and was updated.' }),
     }),
   })
 
 const AddContactsToGroupPayload = builder
   .objectRef<{ groupId: string; count: number; created: number }>('AddContactsToGroupPayload')
   .implement({
+    description: 'The result of addContactsToGroup.',
     fields: (t) => ({
       group: t.prismaField({
         type: 'Group',
+        description: 'The group.',
         resolve: (query, { groupId }, _args, ctx) => ctx.deps.db.group.findUniqueOrThrow({ ...query, where: { id: groupId } }),
       }),
       enlisted: t.exposeInt('count', { description: 'Distinct contacts in the request, now on the group.' }),
@@ -152,9 +180,11 @@ const AddContactsToGroupPayload = builder
 const DelistContactsPayload = builder
   .objectRef<{ group: { id: string; name: string }; removed: number }>('DelistContactsPayload')
   .implement({
+    description: 'The result of delistContacts.',
     fields: (t) => ({
       group: t.prismaField({
         type: 'Group',
+        description: 'The group.',
         resolve: (query, { group }, _args, ctx) => ctx.deps.db.group.findUniqueOrThrow({ ...query, where: { id: group.id } }),
       }),
       delisted: t.exposeInt('removed', { description: 'Memberships removed; numbers not on the group are ignored.' }),
@@ -164,7 +194,8 @@ const DelistContactsPayload = builder
 builder.mutationFields((t) => ({
   saveContact: t.field({
     type: SaveContactPayload,
-    args: { input: t.arg({ type: SaveContactInput, required: true }) },
+    description: 'Creates a contact, or overwrites the given fields of the contact with that mobile number. It is never removed from groups.',
+    args: { input: t.arg({ type: SaveContactInput, required: true, description: 'The contact.' }) },
     resolve: async (_root, { input }, ctx) => {
       const saved = await saveContact(ctx.deps, (await ctx.account()).id, { ...input, groups: input.groups?.map(String) })
       return { contactId: saved.id, created: saved.created }
@@ -172,15 +203,16 @@ builder.mutationFields((t) => ({
   }),
   deleteContact: t.field({
     type: DeletedPayload,
-    args: { id: t.arg.id({ required: true }) },
+    description: 'Deletes a contact with its memberships and subscription history.',
+    args: { id: t.arg.id({ required: true, description: 'The contact uuid.' }) },
     resolve: async (_root, { id }, ctx) => ({ deletedId: await deleteContact(ctx.deps, (await ctx.account()).id, String(id)) }),
   }),
   addContactsToGroup: t.field({
     type: AddContactsToGroupPayload,
     description: 'Saves each contact (as saveContact) and enlists it on the group. All or nothing; at most 10,000.',
     args: {
-      groupId: t.arg.id({ required: true }),
-      contacts: t.arg({ type: [SaveContactInput], required: true }),
+      groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
+      contacts: t.arg({ type: [SaveContactInput], required: true, description: 'The contacts; one bad item fails the whole request.' }),
     },
     resolve: async (_root, { groupId, contacts }, ctx) => {
       const accountId = (await ctx.account()).id
@@ -192,8 +224,8 @@ builder.mutationFields((t) => ({
     type: DelistContactsPayload,
     description: 'Removes the numbers from the group; numbers not on it, or unknown, are ignored.',
     args: {
-      groupId: t.arg.id({ required: true }),
-      mobiles: t.arg.stringList({ required: true }),
+      groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
+      mobiles: t.arg.stringList({ required: true, description: 'Mobile numbers, in any spelling; at most 10,000.' }),
     },
     resolve: async (_root, { groupId, mobiles }, ctx) => delistContacts(ctx.deps, (await ctx.account()).id, String(groupId), mobiles),
   }),

@@ -6,21 +6,21 @@ import { createGroup, deleteGroup, findGroup, groupListOrder, groupListWhere, up
 export const Group = builder.prismaObject('Group', {
   description: 'A contact group. Subscribable groups take SMS opt-in and opt-out codes on a hosted SIM.',
   fields: (t) => ({
-    id: t.exposeID('id'),
+    id: t.exposeID('id', { description: 'The group uuid (the REST `reference`).' }),
     name: t.exposeString('name', { description: 'Unique per account, case-insensitively.' }),
-    description: t.exposeString('description'),
-    subscribable: t.exposeBoolean('subscribable'),
-    subscriptionAutoresponse: t.exposeString('subscriptionAutoresponse', { nullable: true }),
-    unsubscribeAutoresponse: t.exposeString('unsubscribeAutoresponse', { nullable: true }),
-    subscriptionSim: t.exposeString('subscriptionSim', { nullable: true }),
-    optinCode: t.exposeString('optinCode', { nullable: true }),
-    optoutCode: t.exposeString('optoutCode', { nullable: true }),
+    description: t.exposeString('description', { description: 'Free text; empty when none.' }),
+    subscribable: t.exposeBoolean('subscribable', { description: 'Whether people can join and leave by SMS codes sent to subscriptionSim.' }),
+    subscriptionAutoresponse: t.exposeString('subscriptionAutoresponse', { nullable: true, description: 'SMS sent to a person who subscribes.' }),
+    unsubscribeAutoresponse: t.exposeString('unsubscribeAutoresponse', { nullable: true, description: 'SMS sent to a person who unsubscribes.' }),
+    subscriptionSim: t.exposeString('subscriptionSim', { nullable: true, description: "The account's hosted SIM that receives the codes." }),
+    optinCode: t.exposeString('optinCode', { nullable: true, description: 'The text that subscribes a sender (case-insensitive).' }),
+    optoutCode: t.exposeString('optoutCode', { nullable: true, description: 'The text that unsubscribes a sender (case-insensitive).' }),
     subscriberCount: t.relationCount('memberships', {
       description: 'Contacts currently on the group by SMS opt-in.',
       where: { selfSubscribed: true },
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed.' }),
   }),
 })
 
@@ -34,6 +34,7 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
   fields: (t) => ({
     nodes: t.prismaField({
       type: ['Group'],
+      description: 'The groups on this page.',
       resolve: (query, { accountId, request }, _args, ctx) =>
         ctx.deps.db.group.findMany({
           ...query,
@@ -45,6 +46,7 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
     }),
     pageInfo: t.field({
       type: PageInfoRef,
+      description: 'Totals and position.',
       resolve: async ({ accountId, request }, _args, ctx) =>
         pageInfo(request, await ctx.deps.db.group.count({ where: groupListWhere(accountId, request) })),
     }),
@@ -54,19 +56,22 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
 builder.queryFields((t) => ({
   groups: t.field({
     type: GroupPage,
+    description: "The account's groups by name, a page at a time.",
     args: listArgs(t.arg, 'Case-insensitive substring of name or description.'),
     resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
   }),
   group: t.prismaField({
     type: 'Group',
-    args: { id: t.arg.id({ required: true }) },
+    nullable: true,
+    description: 'A group of the account by uuid. Null, with a NOT_FOUND error, when there is none.',
+    args: { id: t.arg.id({ required: true, description: 'The group uuid.' }) },
     resolve: async (query, _root, { id }, ctx) => findGroup(ctx.deps.db, (await ctx.account()).id, String(id), query),
   }),
 }))
 
 const groupFields = (required: boolean) => (t: PothosSchemaTypes.InputFieldBuilder<BuilderTypes, 'InputObject'>) => ({
-  name: t.string({ required }),
-  description: t.string(),
+  name: t.string({ required, description: 'Unique per account, case-insensitively; at most 100 characters.' }),
+  description: t.string({ description: 'Free text, at most 2,000 characters.' }),
   subscribable: t.boolean({ description: 'Whether people can join and leave by SMS codes sent to subscriptionSim.' }),
   subscriptionAutoresponse: t.string({ description: 'SMS sent to a person who subscribes.' }),
   unsubscribeAutoresponse: t.string({ description: 'SMS sent to a person who unsubscribes.' }),
@@ -75,16 +80,18 @@ const groupFields = (required: boolean) => (t: PothosSchemaTypes.InputFieldBuild
   optoutCode: t.string({ description: 'Unique per SIM, case-insensitively.' }),
 })
 
-const CreateGroupInput = builder.inputType('CreateGroupInput', { fields: groupFields(true) })
+const CreateGroupInput = builder.inputType('CreateGroupInput', { description: 'A new group.', fields: groupFields(true) })
 const UpdateGroupInput = builder.inputType('UpdateGroupInput', {
   description: 'Only the fields given change; null clears an optional field.',
   fields: groupFields(false),
 })
 
 const CreateGroupPayload = builder.objectRef<{ groupId: string; created: boolean }>('CreateGroupPayload').implement({
+  description: 'The result of createGroup.',
   fields: (t) => ({
     group: t.prismaField({
       type: 'Group',
+      description: 'The new group, or the existing one of that name.',
       resolve: (query, { groupId }, _args, ctx) => ctx.deps.db.group.findUniqueOrThrow({ ...query, where: { id: groupId } }),
     }),
     created: t.exposeBoolean('created', { description: 'False when a group of that name already existed (it is returned unchanged).' }),
@@ -94,7 +101,8 @@ const CreateGroupPayload = builder.objectRef<{ groupId: string; created: boolean
 builder.mutationFields((t) => ({
   createGroup: t.field({
     type: CreateGroupPayload,
-    args: { input: t.arg({ type: CreateGroupInput, required: true }) },
+    description: 'Creates a group; a group of the same name (case-insensitive) is returned unchanged instead.',
+    args: { input: t.arg({ type: CreateGroupInput, required: true, description: 'The group.' }) },
     resolve: async (_root, { input }, ctx) => {
       const { group, created } = await createGroup(ctx.deps, (await ctx.account()).id, input)
       return { groupId: group.id, created }
@@ -102,7 +110,11 @@ builder.mutationFields((t) => ({
   }),
   updateGroup: t.prismaField({
     type: 'Group',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateGroupInput, required: true }) },
+    description: 'Changes the given fields of a group. A name or code that would collide is a CONFLICT.',
+    args: {
+      id: t.arg.id({ required: true, description: 'The group uuid.' }),
+      input: t.arg({ type: UpdateGroupInput, required: true, description: 'The fields to change.' }),
+    },
     resolve: async (query, _root, { id, input }, ctx) => {
       const group = await updateGroup(ctx.deps, (await ctx.account()).id, String(id), input)
       return ctx.deps.db.group.findUniqueOrThrow({ ...query, where: { id: group.id } })
@@ -111,7 +123,7 @@ builder.mutationFields((t) => ({
   deleteGroup: t.field({
     type: DeletedPayload,
     description: 'Deletes the group; its contacts stay.',
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: 'The group uuid.' }) },
     resolve: async (_root, { id }, ctx) => ({ deletedId: await deleteGroup(ctx.deps, (await ctx.account()).id, String(id)) }),
   }),
 }))

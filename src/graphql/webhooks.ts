@@ -2,14 +2,23 @@ import { builder } from './builder.js'
 import { DeletedPayload } from './common.js'
 import { redeliver, removeWebhook, rotateWebhookSecret, setWebhook } from '../webhooks/endpoints.js'
 
+const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
+  description: 'Where a webhook delivery stands.',
+  values: {
+    PENDING: { value: 'pending', description: 'Not yet accepted by the receiver; retried on the schedule.' },
+    DELIVERED: { value: 'delivered', description: 'The receiver answered 2xx.' },
+    FAILED: { value: 'failed', description: 'Every attempt failed, or the endpoint was removed or answered 410 Gone.' },
+  } as const,
+})
+
 const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   description: "The account's webhook: every delivery report update is POSTed there, signed (Standard Webhooks).",
   fields: (t) => ({
-    url: t.exposeString('url'),
-    enabled: t.boolean({ resolve: (w) => !w.disabledAt }),
+    url: t.exposeString('url', { description: 'Where updates are POSTed.' }),
+    enabled: t.boolean({ description: 'False once the receiver answered 410 Gone; setWebhook enables it again.', resolve: (w) => !w.disabledAt }),
     disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true, description: 'Set when the receiver answered 410 Gone.' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was registered.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed.' }),
   }),
 })
 
@@ -17,32 +26,35 @@ builder.prismaObject('WebhookDelivery', {
   description: 'One report update on its way to the webhook.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Sent as webhook-id; the same on every retry.' }),
-    state: t.exposeString('state', { description: 'pending, delivered or failed.' }),
-    attempts: t.exposeInt('attempts'),
-    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime' }),
-    lastError: t.exposeString('lastError', { nullable: true }),
+    state: t.field({ type: WebhookDeliveryState, description: 'Pending, delivered or failed.', resolve: (d) => d.state as 'pending' }),
+    attempts: t.exposeInt('attempts', { description: 'Attempts made so far.' }),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', description: 'When a pending delivery is tried next.' }),
+    lastError: t.exposeString('lastError', { nullable: true, description: "The last attempt's failure, when it failed." }),
     body: t.exposeString('body', { description: 'The JSON delivery report as sent.' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
-    attemptLog: t.relation('attemptLog', { query: { orderBy: { createdAt: 'asc' } } }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the update was written.' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true, description: 'When it was delivered or given up.' }),
+    attemptLog: t.relation('attemptLog', { description: 'Every attempt, oldest first.', query: { orderBy: { createdAt: 'asc' } } }),
   }),
 })
 
 builder.prismaObject('WebhookAttempt', {
+  description: 'One POST of a delivery to the webhook.',
   fields: (t) => ({
-    attempt: t.exposeInt('attempt'),
-    url: t.exposeString('url'),
-    statusCode: t.exposeInt('statusCode', { nullable: true }),
-    durationMs: t.exposeInt('durationMs'),
-    error: t.exposeString('error', { nullable: true }),
-    at: t.expose('createdAt', { type: 'DateTime' }),
+    attempt: t.exposeInt('attempt', { description: '1 for the first attempt.' }),
+    url: t.exposeString('url', { description: 'The URL it was sent to.' }),
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: "The receiver's HTTP status; null when no answer came." }),
+    durationMs: t.exposeInt('durationMs', { description: 'How long it took, in milliseconds.' }),
+    error: t.exposeString('error', { nullable: true, description: 'Why it failed; null on success.' }),
+    at: t.expose('createdAt', { type: 'DateTime', description: 'When it was made.' }),
   }),
 })
 
 const WebhookSecretPayload = builder.objectRef<{ accountId: string; secret: string }>('WebhookSecretPayload').implement({
+  description: 'The webhook with its signing secret.',
   fields: (t) => ({
     webhook: t.prismaField({
       type: 'WebhookEndpoint',
+      description: 'The endpoint.',
       resolve: (query, { accountId }, _args, ctx) => ctx.deps.db.webhookEndpoint.findUniqueOrThrow({ ...query, where: { accountId } }),
     }),
     secret: t.exposeString('secret', { description: 'whsec_…: verify webhook-signature with it. Keep it secret.' }),
@@ -53,12 +65,16 @@ builder.queryFields((t) => ({
   webhook: t.prismaField({
     type: WebhookEndpoint,
     nullable: true,
+    description: "The account's webhook; null when none is set.",
     resolve: async (query, _root, _args, ctx) => ctx.deps.db.webhookEndpoint.findUnique({ ...query, where: { accountId: (await ctx.account()).id } }),
   }),
   webhookDeliveries: t.prismaField({
     type: ['WebhookDelivery'],
     description: 'Newest first.',
-    args: { state: t.arg.string(), first: t.arg.int({ defaultValue: 50 }) },
+    args: {
+      state: t.arg({ type: WebhookDeliveryState, description: 'Only deliveries in this state.' }),
+      first: t.arg.int({ defaultValue: 50, description: 'How many, at most 200.' }),
+    },
     resolve: async (query, _root, { state, first }, ctx) =>
       ctx.deps.db.webhookDelivery.findMany({
         ...query,
@@ -73,7 +89,7 @@ builder.mutationFields((t) => ({
   setWebhook: t.field({
     type: WebhookSecretPayload,
     description: 'Registers the webhook URL (keeps an existing secret; enables a disabled endpoint).',
-    args: { url: t.arg.string({ required: true }) },
+    args: { url: t.arg.string({ required: true, description: 'A public http(s) URL.' }) },
     resolve: async (_root, { url }, ctx) => {
       const endpoint = await setWebhook(ctx.deps, (await ctx.account()).id, url)
       return { accountId: endpoint.accountId, secret: endpoint.secret }
@@ -81,6 +97,7 @@ builder.mutationFields((t) => ({
   }),
   rotateWebhookSecret: t.field({
     type: WebhookSecretPayload,
+    description: 'Replaces the signing secret; deliveries from now on are signed with the new one.',
     resolve: async (_root, _args, ctx) => {
       const endpoint = await rotateWebhookSecret(ctx.deps, (await ctx.account()).id)
       return { accountId: endpoint.accountId, secret: endpoint.secret }
@@ -88,6 +105,7 @@ builder.mutationFields((t) => ({
   }),
   removeWebhook: t.field({
     type: DeletedPayload,
+    description: 'Removes the webhook; pending deliveries fail and reports stay available by polling. deletedId is the account id.',
     resolve: async (_root, _args, ctx) => {
       const accountId = (await ctx.account()).id
       await removeWebhook(ctx.deps, accountId)
@@ -97,7 +115,7 @@ builder.mutationFields((t) => ({
   redeliverWebhook: t.prismaField({
     type: 'WebhookDelivery',
     description: 'Sends a delivery again from the start of the retry schedule, with the same webhook-id.',
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: 'The delivery id (webhook-id).' }) },
     resolve: async (query, _root, { id }, ctx) => {
       const delivery = await redeliver(ctx.deps, (await ctx.account()).id, String(id))
       return ctx.deps.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: delivery.id } })
