@@ -185,12 +185,14 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
     expect(second.headers.get('idempotency-replayed')).toBeNull()
     expect(await records(s.account.id)).toBe(0)
 
-    // Unauthenticated: the usual 401, even with a badly formed key.
+    // Unauthenticated: the usual 401, even with a badly formed key, and no record.
+    const before = await kit.db.idempotencyRecord.count()
     for (const auth of [undefined, 'gk_000000000000_' + 'x'.repeat(43)]) {
       const res = await kit.rest('POST', CREATE, { key: auth, body: { name: 'Nobody' }, headers: key('') })
       expect(res.status).toBe(401)
       expect(res.body.code).toBe('UNAUTHENTICATED')
     }
+    expect(await kit.db.idempotencyRecord.count()).toBe(before)
   })
 
   it('keeps a failed answer (422) and replays it', async () => {
