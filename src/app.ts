@@ -13,6 +13,7 @@ import { restRoutes } from '../rest-compat/routes.js'
 import { createRateLimiter } from './rate-limit.js'
 import { bearerToken } from './auth/api-keys.js'
 import { Microcache } from './microcache.js'
+import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 
 export interface AppOptions {
   deps: Deps
@@ -91,12 +92,15 @@ export function createApp({ deps, ready }: AppOptions): App {
         })
       }
     }
-    if (url.pathname === '/graphql') {
-      return yoga.fetch(request, { requestId })
-    }
-    const context = createContext(deps, request, requestId)
-    const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
-    return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
+    // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
+    return withIdempotencyKey(deps, { request, url, requestId }, async (request) => {
+      if (url.pathname === '/graphql') {
+        return yoga.fetch(request, { requestId })
+      }
+      const context = createContext(deps, request, requestId)
+      const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
+      return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
+    })
   }
 
   return {

@@ -3,12 +3,14 @@ import { hostname } from 'node:os'
 import type { Deps } from './deps.js'
 import { applyDueCarrierEvents } from './sms/carrier-events.js'
 import { dispatchDueDeliveries } from './webhooks/dispatcher.js'
+import { purgeExpiredIdempotencyRecords } from './idempotency/purge-expired.js'
 
 /** One pass of background work: due carrier events first (they enqueue webhooks), then webhooks. */
 export async function runWorkerTick(deps: Deps, owner: string) {
   const events = await applyDueCarrierEvents(deps, owner)
   const deliveries = await dispatchDueDeliveries(deps, { owner })
-  return { events, deliveries }
+  const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
+  return { events, deliveries, idempotencyPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */

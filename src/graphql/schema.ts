@@ -1,4 +1,4 @@
-import { lexicographicSortSchema } from 'graphql'
+import { GraphQLSchema, lexicographicSortSchema } from 'graphql'
 import { builder } from './builder.js'
 import './common.js'
 import './messaging-groups.js'
@@ -9,4 +9,12 @@ import './subscriptions.js'
 import './channel.js'
 import './channel-admin.js'
 
-export const schema = lexicographicSortSchema(builder.toSchema())
+// Pothos' toSchema takes no schema description, so it is added to the built schema's config.
+const description = [
+  'SMS and channel gateway: the primary API; the REST paths under /api run these same operations.',
+  'Authentication: send `Authorization: Bearer <API key>` (in GraphiQL, the Headers tab). Messaging fields and every mutation need a key and see only its account; `channel` and `program` are public. An unknown or revoked key is UNAUTHENTICATED.',
+  'Errors carry `extensions.code` from one vocabulary (BAD_REQUEST, UNAUTHENTICATED, NOT_FOUND, CONFLICT, VALIDATION_FAILED with `details`, RATE_LIMITED, IDEMPOTENCY_KEY_REUSED, INTERNAL, SERVICE_UNAVAILABLE).',
+  'Mutation requests may carry an `Idempotency-Key` header (1-255 printable ASCII, per account, kept 24 h): a repeat of the same request gets the first answer again with `Idempotency-Replayed: true`; the key with a different request is refused with `IDEMPOTENCY_KEY_REUSED`, a repeat while the first still runs with `CONFLICT`.',
+].join('\n\n')
+
+export const schema = lexicographicSortSchema(new GraphQLSchema({ ...builder.toSchema().toConfig(), description }))

@@ -1,0 +1,43 @@
+import { Kind, parse, type OperationDefinitionNode } from 'graphql'
+
+/**
+ * Whether a POST /graphql body selects a mutation, read the way Yoga reads it: a JSON body
+ * (`query` + `operationName`), an `application/graphql` body (the document itself, operationName in
+ * the query string) or a form body. Anything it cannot read is not a mutation here: Yoga refuses
+ * such a request too, so nothing executes without the idempotency layer.
+ */
+export function isMutationRequest(contentType: string | null, url: URL, body: Uint8Array): boolean {
+  const text = Buffer.from(body).toString('utf8')
+  let query: unknown
+  let operationName: unknown
+  if (/^application\/graphql\s*(;|$)/i.test(contentType ?? '')) {
+    query = text
+    operationName = url.searchParams.get('operationName')
+  } else if (/^application\/x-www-form-urlencoded\s*(;|$)/i.test(contentType ?? '')) {
+    const form = new URLSearchParams(text)
+    query = form.get('query')
+    operationName = form.get('operationName')
+  } else {
+    try {
+      const parsed = JSON.parse(text) as { query?: unknown; operationName?: unknown } | null
+      query = parsed?.query
+      operationName = parsed?.operationName
+    } catch {
+      return false
+    }
+  }
+  if (typeof query !== 'string') return false
+  let operations: OperationDefinitionNode[]
+  try {
+    operations = parse(query, { noLocation: true }).definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+  } catch {
+    return false
+  }
+  const selected =
+    typeof operationName === 'string' && operationName
+      ? operations.find((o) => o.name?.value === operationName)
+      : operations.length === 1
+        ? operations[0]
+        : undefined
+  return selected?.operation === 'mutation'
+}

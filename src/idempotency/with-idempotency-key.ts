@@ -1,0 +1,112 @@
+import type { Deps } from '../deps.js'
+import { AppError, knownAppError } from '../errors.js'
+import { authenticateApiKey, bearerToken } from '../auth/api-keys.js'
+import { parseIdempotencyKey } from './idempotency-key.js'
+import { readBodyBytes } from './read-body.js'
+import { isMutationRequest } from './graphql-mutation.js'
+import { requestFingerprint } from './fingerprint.js'
+import { claimIdempotencyKey, type Claim, type StoredAnswer } from './claim-key.js'
+import { recordAnswer, releaseClaim } from './record-answer.js'
+import { keepLease } from './keep-lease.js'
+import { LEASE_MS, isKeptAnswer, replayableHeaders } from './policy.js'
+import { layerErrorResponse } from './layer-error.js'
+
+export interface IdempotentRequest {
+  request: Request
+  url: URL
+  requestId: string
+}
+
+type Handle = (request: Request) => Promise<Response>
+
+// Statuses whose responses may not have a body (the Response constructor refuses one).
+const NULL_BODY = new Set([101, 204, 205, 304])
+
+/**
+ * The Idempotency-Key layer around the REST and GraphQL dispatch. It applies to an authenticated
+ * POST under /api, or to POST /graphql selecting a mutation, carrying the header; everything else
+ * goes to `handle` untouched (an unauthenticated request fails 401 there, as without the header).
+ *
+ * Applied: the key is checked (400), the body read within BODY_LIMIT_BYTES (413) and fingerprinted,
+ * the key claimed (409 CONFLICT while the first request runs, 422 IDEMPOTENCY_KEY_REUSED for a
+ * different request, a replay of the kept answer with `Idempotency-Replayed: true`), then the
+ * request runs and its answer is kept (policy.ts says which). Refusals write nothing.
+ */
+export async function withIdempotencyKey(deps: Deps, { request, url, requestId }: IdempotentRequest, handle: Handle, { leaseMs = LEASE_MS } = {}): Promise<Response> {
+  const raw = request.headers.get('idempotency-key')
+  const api = url.pathname === '/graphql' ? 'graphql' : url.pathname.startsWith('/api/') ? 'rest' : null
+  const token = bearerToken(request.headers.get('authorization'))
+  if (raw === null || request.method !== 'POST' || !api || !token) return handle(request)
+
+  let prepared: { request: Request; claim: Claim } | { request: Request; pass: true } | { replay: StoredAnswer }
+  try {
+    prepared = await prepare(deps, { request, url, raw, token, api, leaseMs })
+  } catch (error) {
+    const known = knownAppError(error)
+    if (!known) throw error
+    return layerErrorResponse(known, api, requestId)
+  }
+  if ('replay' in prepared) return replay(prepared.replay)
+  if ('pass' in prepared) return handle(prepared.request)
+
+  const { claim } = prepared
+  const stopLease = keepLease(deps, claim, leaseMs)
+  let response: Response
+  let body: string
+  try {
+    response = await handle(prepared.request)
+    body = await response.text()
+  } catch (error) {
+    stopLease()
+    await releaseClaim(deps, claim).catch((e: unknown) => deps.logger.warn({ err: e, requestId }, 'could not release an Idempotency-Key'))
+    throw error
+  }
+  stopLease()
+  try {
+    if (isKeptAnswer(response.status, body, api)) {
+      const kept = await recordAnswer(deps, claim, { status: response.status, headers: replayableHeaders(response.headers), body })
+      if (!kept) deps.logger.warn({ requestId }, 'Idempotency-Key was taken over before its answer was kept')
+    } else {
+      await releaseClaim(deps, claim)
+    }
+  } catch (error) {
+    // The request itself succeeded: answer it. The record stays running until its lease passes,
+    // then a retry runs again.
+    deps.logger.error({ err: error, requestId }, 'could not keep the answer of an Idempotency-Key')
+  }
+  return new Response(NULL_BODY.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers })
+}
+
+async function prepare(
+  deps: Deps,
+  input: { request: Request; url: URL; raw: string; token: string; api: 'rest' | 'graphql'; leaseMs: number },
+): Promise<{ request: Request; claim: Claim } | { request: Request; pass: true } | { replay: StoredAnswer }> {
+  const { request, url, api } = input
+  let accountId: string
+  try {
+    accountId = (await authenticateApiKey(deps.db, input.token)).id
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return { request, pass: true }
+    throw error
+  }
+  const key = parseIdempotencyKey(input.raw)
+  const bytes = await readBodyBytes(request, deps.env.BODY_LIMIT_BYTES)
+  // The body was read here; the handler gets a new Request with the same bytes.
+  const again = new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: bytes.byteLength ? bytes : undefined,
+    signal: request.signal,
+  })
+  if (api === 'graphql' && !isMutationRequest(request.headers.get('content-type'), url, bytes)) return { request: again, pass: true }
+  const fingerprint = requestFingerprint(request.method, url.pathname + url.search, bytes)
+  const outcome = await claimIdempotencyKey(deps, { accountId, key, fingerprint }, input.leaseMs)
+  return outcome.kind === 'replay' ? { replay: outcome.answer } : { request: again, claim: outcome.claim }
+}
+
+function replay(answer: StoredAnswer): Response {
+  return new Response(NULL_BODY.has(answer.status) ? null : answer.body, {
+    status: answer.status,
+    headers: { ...answer.headers, 'Idempotency-Replayed': 'true' },
+  })
+}
