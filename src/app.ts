@@ -93,7 +93,8 @@ export function createApp({ deps, ready }: AppOptions): App {
   }
 
   function rateLimited(message: string, wait: number, url: URL, requestId: string) {
-    const api = url.pathname === '/api/channels' || url.pathname.startsWith('/api/channels/') ? 'channel' : 'messaging'
+    // The public channel API keeps its own error shape (and CORS), as the REST router does.
+    const api = /^\/api\/(channels|programs)(\/|$)/.test(url.pathname) ? 'channel' : 'messaging'
     return errorResponse(new AppError('RATE_LIMITED', message), api, requestId, { 'Retry-After': String(wait) })
   }
 

@@ -77,6 +77,9 @@ describe.each(targets)('requests without an API key, over HTTP on $name', (targe
     expect(channel.status).toBe(429)
     expect(channel.headers.get('access-control-allow-origin')).toBe('*')
     expect(await channel.json()).toEqual({ error: 'Too many requests from this address' })
+    const programs = await fetch(`${base}/api/programs/x`)
+    expect(programs.status).toBe(429)
+    expect(await programs.json()).toEqual({ error: 'Too many requests from this address' })
     // The same address with an API key spends the key's budget, not the anonymous one.
     for (let i = 0; i < 3; i++) expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200)
     expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(429)
