@@ -10,7 +10,7 @@ import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
-import { createRateLimiter } from './rate-limit.js'
+import { clientKey, createRateLimiter } from './rate-limit.js'
 import { bearerToken } from './auth/api-keys.js'
 import { Microcache } from './microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
@@ -21,8 +21,14 @@ export interface AppOptions {
   ready: () => Promise<boolean>
 }
 
+/**
+ * What @whatwg-node/server hands app.fetch next to the request: on node:http, `{ req, res }`; the
+ * node request's socket gives the peer address. Typed loosely so any adapter context fits.
+ */
+export type ServerContext = unknown
+
 export interface App {
-  fetch(request: Request): Promise<Response>
+  fetch(request: Request, server?: ServerContext): Promise<Response>
   /** Public answers the HTTP listener may replay without calling fetch (see src/http-listener.ts). */
   microcache: Microcache
 }
@@ -75,8 +81,25 @@ export function createApp({ deps, ready }: AppOptions): App {
     microcache,
   })
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
+  const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 
-  async function route(request: Request, url: URL, requestId: string): Promise<Response> {
+  /** The client's address: the peer of the socket, or behind a trusted proxy the hop it saw last. */
+  function clientAddress(request: Request, server?: ServerContext): string | undefined {
+    if (env.TRUST_PROXY) {
+      const hops = request.headers.get('x-forwarded-for')?.split(',')
+      const last = hops?.[hops.length - 1]?.trim()
+      if (last) return last
+    }
+    return (server as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req?.socket?.remoteAddress
+  }
+
+  function rateLimited(message: string, wait: number, url: URL, requestId: string) {
+    // The public channel API keeps its own error shape (and CORS), as the REST router does.
+    const api = /^\/api\/(channels|programs)(\/|$)/.test(url.pathname) ? 'channel' : 'messaging'
+    return errorResponse(new AppError('RATE_LIMITED', message), api, requestId, { 'Retry-After': String(wait) })
+  }
+
+  async function route(request: Request, url: URL, requestId: string, server?: ServerContext): Promise<Response> {
     if (url.pathname === '/healthz') return json({ status: 'ok' }, 200)
     if (url.pathname === '/readyz') {
       const ok = await ready()
@@ -86,11 +109,14 @@ export function createApp({ deps, ready }: AppOptions): App {
     if (token) {
       // Keyed on a digest of the token, so unknown keys are limited before any database work.
       const wait = limiter.take(createHash('sha256').update(token).digest('base64'))
-      if (wait > 0) {
-        return errorResponse(new AppError('RATE_LIMITED', 'Too many requests for this API key'), 'messaging', requestId, {
-          'Retry-After': String(wait),
-        })
-      }
+      if (wait > 0) return rateLimited('Too many requests for this API key', wait, url, requestId)
+    } else {
+      // Without a key, a budget per client address of its own. In-process callers (tests, tools)
+      // pass no server context and have no address: they are not limited.
+      const address = clientAddress(request, server)
+      const key = address && clientKey(address)
+      const wait = key ? anonymousLimiter.take(key) : 0
+      if (wait > 0) return rateLimited('Too many requests from this address', wait, url, requestId)
     }
     // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
     return withIdempotencyKey(deps, { request, url, requestId }, async (request) => {
@@ -105,14 +131,14 @@ export function createApp({ deps, ready }: AppOptions): App {
 
   return {
     microcache,
-    async fetch(request) {
+    async fetch(request, server) {
       const started = performance.now()
       const incoming = request.headers.get('x-request-id')
       const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID()
       const url = new URL(request.url)
       let response: Response
       try {
-        response = await route(request, url, requestId)
+        response = await route(request, url, requestId, server)
       } catch (error) {
         logger.error({ err: error, requestId }, 'unhandled error')
         response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)

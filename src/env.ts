@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isSupportedCountry } from 'libphonenumber-js/max'
 
 const bool = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
@@ -18,12 +19,18 @@ const schema = z.object({
   DEFAULT_COUNTRY: z
     .string()
     .regex(/^[A-Z]{2}$/, 'must be a two-letter ISO 3166 region code such as KE')
+    .refine(isSupportedCountry, 'is not a region libphonenumber knows (use a two-letter ISO 3166 region code such as KE)')
     .default('KE'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),
   /** Requests per second allowed per API key (token bucket); 0 turns the limit off. */
   RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(50),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
+  /** Requests per second allowed per client address (IPv6: per /64) without an API key; 0 turns it off. */
+  RATE_LIMIT_ANONYMOUS_PER_SECOND: z.coerce.number().min(0).default(20),
+  RATE_LIMIT_ANONYMOUS_BURST: z.coerce.number().int().min(1).default(100),
+  /** Behind one reverse proxy: take the client address from the last X-Forwarded-For hop. */
+  TRUST_PROXY: bool.default(false),
   /** Delay before the sandbox gateway reports a final status. */
   SANDBOX_DELIVERY_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   /** How long now-playing data is shared between requests of one instance. */

@@ -26,7 +26,20 @@ export function startWorker(deps: Deps) {
         deps.logger.error({ err: error }, 'worker tick failed')
       }
     },
-    { noOverlap: true, name: 'worker' },
+    {
+      noOverlap: true,
+      name: 'worker',
+      // node-cron's own messages (a tick missed while the event loop was blocked, an overlap) go
+      // into the JSON log through pino, not as coloured text on the console.
+      logger: {
+        info: (message) => deps.logger.info({ component: 'node-cron' }, message),
+        warn: (message) => deps.logger.warn({ component: 'node-cron' }, message),
+        error: (message, err) =>
+          deps.logger.error({ component: 'node-cron', err: err ?? message }, typeof message === 'string' ? message : message.message),
+        debug: (message, err) =>
+          deps.logger.debug({ component: 'node-cron', err: err ?? undefined }, typeof message === 'string' ? message : message.message),
+      },
+    },
   )
   return { stop: () => task.stop() }
 }

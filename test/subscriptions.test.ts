@@ -106,4 +106,41 @@ describe.each(targets)('subscribable groups on $name', (target) => {
     const res = await kit.gql(RECEIVE, { input: { to: '22384', from: '+254712300404', text: 'JOIN WEATHER' } }, other.key)
     expect(res.receiveSms.action).toBe('IGNORED')
   })
+
+  it('changes nothing when the autoresponse cannot be sent (422 VALIDATION_FAILED)', async () => {
+    // A SIM label is free text, but it is not a valid sender id: the autoresponse fails validation.
+    const s = await kit
+      .seed()
+      .account()
+      .group({
+        name: 'Bad sender',
+        subscribable: true,
+        subscriptionSim: 'KE_22384',
+        optinCode: 'JOIN',
+        optoutCode: 'STOP',
+        subscriptionAutoresponse: 'Welcome',
+        unsubscribeAutoresponse: 'Bye',
+      })
+    await kit.db.account.update({ where: { id: s.account.id }, data: { creditBalance: 100_000n } })
+    await kit.rest('POST', '/api/contact/save', { key: s.key, body: { mobile: '+254712300499', first_name: 'Member', groups: [s.group.id] } })
+    const counts = async () => ({
+      contacts: await kit.db.contact.count({ where: { accountId: s.account.id } }),
+      memberships: await kit.db.membership.count({ where: { groupId: s.group.id } }),
+      selfSubscribed: await kit.db.membership.count({ where: { groupId: s.group.id, selfSubscribed: true } }),
+      events: await kit.db.subscriptionEvent.count({ where: { groupId: s.group.id } }),
+      messages: await kit.db.message.count({ where: { accountId: s.account.id } }),
+      credit: (await kit.db.account.findUniqueOrThrow({ where: { id: s.account.id } })).creditBalance,
+    })
+    const before = await counts()
+    expect(before).toMatchObject({ contacts: 1, memberships: 1, selfSubscribed: 0, events: 0, messages: 0 })
+    for (const input of [
+      { to: 'KE_22384', from: '+254712300498', text: 'join' }, // new contact
+      { to: 'KE_22384', from: '+254712300499', text: 'join' }, // existing member
+      { to: 'KE_22384', from: '+254712300499', text: 'stop' }, // leaving
+    ]) {
+      const res = await kit.graphql(RECEIVE, { input }, s.key)
+      expect(res.errors?.[0]?.extensions, JSON.stringify(input)).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'sender' }] })
+      expect(await counts(), JSON.stringify(input)).toEqual(before)
+    }
+  })
 })

@@ -1,16 +1,39 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max'
+// The 'max' metadata: the only libphonenumber-js set that knows number types (getType()).
+import { parsePhoneNumberFromString, type CountryCode, type NumberType, type PhoneNumber } from 'libphonenumber-js/max'
 
-/** E.164 with the leading +, or null when the text is not a valid phone number. */
+/**
+ * Types that certainly cannot receive an SMS. FIXED_LINE_OR_MOBILE (the US, Canada, ...) and numbers
+ * of no known type stay accepted: refusing them would refuse real mobiles.
+ */
+const NOT_MOBILE = new Set<NumberType>(['FIXED_LINE', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'VOIP'])
+
+/** E.164 with the leading +, or null when the text is not a valid number that can receive SMS. */
 export function normalizeMobile(input: string, defaultCountry: string): string | null {
-  const text = input.trim()
-  if (!text || text.length > 32) return null
-  // 00-prefixed international form is common in integrators' data.
-  const candidate = text.startsWith('00') ? `+${text.slice(2)}` : text
-  const parsed = parsePhoneNumberFromString(candidate, defaultCountry as CountryCode)
-  return parsed?.isValid() ? parsed.number : null
+  const parsed = parseNumber(input, defaultCountry)
+  if (!parsed) return null
+  const type = parsed.getType()
+  return type && NOT_MOBILE.has(type) ? null : parsed.number
 }
 
-/** A hosted SIM may be a full number or a short code; numbers compare in E.164, short codes by digits. */
+/**
+ * libphonenumber first, with the region's own international prefix (Kenya's is 000, the US's 011).
+ * Only when that fails is a leading 00 read as the international prefix, the form most integrators'
+ * data uses whatever the region.
+ */
+function parseNumber(input: string, defaultCountry: string): PhoneNumber | null {
+  const text = input.trim()
+  if (!text || text.length > 32) return null
+  const parsed = parsePhoneNumberFromString(text, defaultCountry as CountryCode)
+  if (parsed?.isValid()) return parsed
+  if (!text.startsWith('00')) return null
+  const international = parsePhoneNumberFromString(`+${text.slice(2)}`)
+  return international?.isValid() ? international : null
+}
+
+/**
+ * A hosted SIM may be a full number or a short code; numbers compare in E.164, short codes by digits.
+ * Any valid number counts here, whatever its type: the key only has to match, and stored keys stay as before.
+ */
 export function simKey(sim: string, defaultCountry: string): string {
-  return normalizeMobile(sim, defaultCountry) ?? sim.replace(/[\s-]/g, '')
+  return parseNumber(sim, defaultCountry)?.number ?? sim.replace(/[\s-]/g, '')
 }

@@ -4,6 +4,7 @@ import { normalizeMobile, simKey } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { sendSms } from '../sms/send-sms.js'
 import { contactKeys } from '../messaging/contacts.js'
+import type { Db, Tx } from '../db/client.js'
 
 export interface InboundSms {
   /** The hosted SIM (number or short code) the text was sent to. */
@@ -37,30 +38,51 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
 
   const now = deps.clock.now()
   const joining = match.kind === 'optin'
-  const contactId = await deps.db.$transaction(async (tx) => {
-    let contact = await tx.contact.findUnique({ where: { accountId_mobile: { accountId, mobile: from } }, select: { id: true } })
-    if (!contact && !joining) return null
-    contact ??= await tx.contact.create({
-      data: { accountId, mobile: from, firstName: from, familyName: '', ...contactKeys({ firstName: from, familyName: '', mobile: from }) },
-      select: { id: true },
-    })
-    const key = { groupId_contactId: { groupId: match.groupId, contactId: contact.id } }
-    if (joining) {
-      await tx.membership.upsert({ where: key, create: { groupId: match.groupId, contactId: contact.id, selfSubscribed: true }, update: { selfSubscribed: true } })
-    } else {
-      await tx.membership.deleteMany({ where: { groupId: match.groupId, contactId: contact.id } })
-    }
-    await tx.subscriptionEvent.create({
-      data: { groupId: match.groupId, contactId: contact.id, kind: joining ? 'join' : 'leave', sim: to!, text: input.text, createdAt: now },
-    })
-    return contact.id
-  })
-
   const reply = joining ? match.group.subscriptionAutoresponse : match.group.unsubscribeAutoresponse
-  let autoresponseId: string | null = null
-  if (reply) {
-    const sent = await sendSms(deps, accountId, { to: from, message: reply, sender: match.group.subscriptionSim })
-    autoresponseId = sent.id
-  }
-  return { action: (joining ? 'SUBSCRIBED' : 'UNSUBSCRIBED') as InboundAction, groupId: match.groupId, contactId, autoresponseId }
+  // One transaction for the subscription and its autoresponse: an autoresponse that cannot be sent
+  // (say the group's SIM is not a valid sender id) is a 422 that must leave no contact, membership or
+  // event behind. sendSms runs on the transaction; its own transactions join this one.
+  return deps.db.$transaction(
+    async (tx) => {
+      let contact = await tx.contact.findUnique({ where: { accountId_mobile: { accountId, mobile: from } }, select: { id: true } })
+      if (contact || joining) {
+        contact ??= await tx.contact.create({
+          data: { accountId, mobile: from, firstName: from, familyName: '', ...contactKeys({ firstName: from, familyName: '', mobile: from }) },
+          select: { id: true },
+        })
+        const key = { groupId_contactId: { groupId: match.groupId, contactId: contact.id } }
+        if (joining) {
+          await tx.membership.upsert({ where: key, create: { groupId: match.groupId, contactId: contact.id, selfSubscribed: true }, update: { selfSubscribed: true } })
+        } else {
+          await tx.membership.deleteMany({ where: { groupId: match.groupId, contactId: contact.id } })
+        }
+        await tx.subscriptionEvent.create({
+          data: { groupId: match.groupId, contactId: contact.id, kind: joining ? 'join' : 'leave', sim: to!, text: input.text, createdAt: now },
+        })
+      }
+      let autoresponseId: string | null = null
+      if (reply) {
+        const sent = await sendSms({ ...deps, db: onTransaction(tx) }, accountId, { to: from, message: reply, sender: match.group.subscriptionSim })
+        autoresponseId = sent.id
+      }
+      return {
+        action: (joining ? 'SUBSCRIBED' : 'UNSUBSCRIBED') as InboundAction,
+        groupId: match.groupId,
+        contactId: contact?.id ?? null,
+        autoresponseId,
+      }
+    },
+    // The gateway submission happens inside: give it more than Prisma's 5 s default.
+    { timeout: 15_000 },
+  )
+}
+
+/** A client whose $transaction runs on an open transaction, so nested work commits or rolls back with it. */
+function onTransaction(tx: Tx): Db {
+  return new Proxy(tx, {
+    get(target, property, receiver) {
+      if (property === '$transaction') return (work: (tx: Tx) => Promise<unknown>) => work(tx)
+      return Reflect.get(target, property, receiver)
+    },
+  }) as unknown as Db
 }

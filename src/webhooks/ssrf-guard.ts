@@ -1,45 +1,41 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import { AppError } from '../errors.js'
 
-// Everything that is not a public unicast address.
-const blocked = new BlockList()
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv4')
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  blocked.addSubnet(net, bits, 'ipv6')
+/**
+ * Why an address is refused, or null when it is public unicast. An allow-list: ipaddr.js names every
+ * special-purpose range (loopback, private, link-local, CGNAT, multicast, broadcast, benchmarking,
+ * documentation, reserved, ...) and only what it calls `unicast` passes. IPv4-mapped IPv6 is
+ * unwrapped first; prefixes that embed an IPv4 address are judged by the address they embed.
+ */
+export function refusedRange(address: string): string | null {
+  if (!isIP(address)) return 'invalid'
+  const parsed = ipaddr.process(address)
+  const range = parsed.range()
+  if (parsed.kind() === 'ipv4') return range === 'unicast' ? null : range
+  const v6 = parsed as ipaddr.IPv6
+  const parts = v6.parts
+  // NAT64 well-known prefix (64:ff9b::/96): a DNS64 resolver answers this for every IPv4-only host,
+  // so it is judged by the IPv4 address in its last 32 bits. The local-use prefix 64:ff9b:1::/48 maps
+  // however its operator chose and is refused.
+  if (range === 'rfc6052') return v6.match(ipaddr.IPv6.parse('64:ff9b::'), 96) ? embedded(parts[6]!, parts[7]!, 'nat64') : range
+  // 6to4 (2002::/16) carries the relay's IPv4 address in bits 16-47.
+  if (range === '6to4') return embedded(parts[1]!, parts[2]!, '6to4')
+  if (range !== 'unicast') return range
+  // ipaddr.js calls everything it has no name for unicast, including IPv4-compatible addresses
+  // (::127.0.0.1, written ::7f00:1) and unallocated space: only global unicast 2000::/3 passes.
+  if (!v6.match(ipaddr.IPv6.parse('2000::'), 3)) return v6.match(ipaddr.IPv6.parse('::'), 96) ? 'ipv4Compatible' : 'unallocated'
+  return null
+}
+
+function embedded(high: number, low: number, via: string): string | null {
+  const v4 = new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff])
+  return v4.range() === 'unicast' ? null : `${via} ${v4.range()}`
+}
 
 export function isPublicAddress(address: string): boolean {
-  const family = isIP(address)
-  if (family === 4) return !blocked.check(address, 'ipv4')
-  if (family !== 6) return false
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped) return !blocked.check(mapped[1]!, 'ipv4')
-  return !blocked.check(address, 'ipv6')
+  return refusedRange(address) === null
 }
 
 export class PrivateAddressError extends Error {
