@@ -1,13 +1,12 @@
 import { randomUUID, createHash } from 'node:crypto'
 import { createYoga, maskError as defaultMaskError } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
-import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth'
-import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases'
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit'
 import type { Deps } from './deps.js'
 import { AppError, knownAppError } from './errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
+import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
+import { graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { clientKey, createRateLimiter } from './rate-limit.js'
@@ -63,11 +62,8 @@ export function createApp({ deps, ready }: AppOptions): App {
         return masked
       },
     },
-    plugins: [
-      maxDepthPlugin({ n: 12, flattenFragments: true }),
-      maxAliasesPlugin({ n: 30 }),
-      costLimitPlugin({ maxCost: 5000 }),
-    ],
+    // Size, tokens, nesting, depth, aliases and list-aware cost: src/graphql/limits/.
+    plugins: [graphqlLimitsPlugin()],
   })
 
   const microcache = new Microcache(env.CHANNEL_CACHE_MS)
@@ -121,7 +117,14 @@ export function createApp({ deps, ready }: AppOptions): App {
     // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
     return withIdempotencyKey(deps, { request, url, requestId }, async (request) => {
       if (url.pathname === '/graphql') {
-        return yoga.fetch(request, { requestId })
+        let bounded: Request
+        try {
+          bounded = await readGraphqlRequest(request, url, env.BODY_LIMIT_BYTES)
+        } catch (error) {
+          if (error instanceof AppError) return graphqlRefusal(error)
+          throw error
+        }
+        return yoga.fetch(bounded, { requestId })
       }
       const context = createContext(deps, request, requestId)
       const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
