@@ -5,7 +5,7 @@ import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/c
 import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
-import type { Env } from '../env.js'
+import { parseEnv, type Env } from '../env.js'
 
 /**
  * Both targets are generated from one datamodel, so their clients have the same API;
@@ -41,7 +41,7 @@ export function databaseTimeouts(env: Env): DatabaseTimeouts {
   }
 }
 
-const defaultTimeouts: DatabaseTimeouts = { connectMs: 3000, statementMs: 10_000, idleMs: 10_000, transactionMs: 15_000, sqliteBusyMs: 2000 }
+const defaultTimeouts = databaseTimeouts(parseEnv({}))
 
 /**
  * The client gives up this much after statement_timeout: a live server cancels first (SQLSTATE

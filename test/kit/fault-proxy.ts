@@ -14,7 +14,7 @@ export interface FaultProxy {
   refuse(): void
   /** Keeps and accepts sockets but forwards nothing either way, like a frozen server. */
   blackhole(): Promise<void>
-  /** Forwards again; connections that were blackholed stay dead (the pool must replace them). */
+  /** Forwards again; connections that were blackholed are closed (the pool must replace them). */
   heal(): Promise<void>
   close(): Promise<void>
 }
@@ -89,6 +89,13 @@ export async function startFaultProxy(target = { host: '127.0.0.1', port: 5432 }
     async heal() {
       if (mode === 'refuse') await listen()
       mode = 'pass'
+      // A frozen connection's state is lost; the server side closes it, as a restarted server would.
+      for (const pair of pairs) {
+        if (!pair.frozen) continue
+        pair.client.destroy()
+        pair.upstream?.destroy()
+        pairs.delete(pair)
+      }
     },
     async close() {
       for (const pair of pairs) {
