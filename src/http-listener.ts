@@ -48,15 +48,15 @@ const DRAIN_QUIET_MS = 500
  */
 export function createDrain(server: Server) {
   let draining = false
-  let active = 0
+  const active = new Set<ServerResponse>()
   let lastActivity = 0
   // First listener: the response must know before the handler (or a microcache replay) writes.
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-    active++
+    active.add(res)
     lastActivity = performance.now()
     if (draining) res.shouldKeepAlive = false
     res.once('close', () => {
-      active--
+      active.delete(res)
       lastActivity = performance.now()
     })
   })
@@ -67,6 +67,8 @@ export function createDrain(server: Server) {
     drain(graceMs: number): Promise<void> {
       draining = true
       lastActivity = performance.now()
+      // Requests already running answer with `Connection: close` too, unless their head is out.
+      for (const res of active) if (!res.headersSent) res.shouldKeepAlive = false
       return new Promise<void>((resolve, reject) => {
         const deadline = setTimeout(() => {
           clearInterval(poll)
@@ -74,7 +76,7 @@ export function createDrain(server: Server) {
           reject(new Error(`requests still running after ${graceMs} ms`))
         }, graceMs)
         const poll = setInterval(() => {
-          if (active > 0 || performance.now() - lastActivity < DRAIN_QUIET_MS) return
+          if (active.size > 0 || performance.now() - lastActivity < DRAIN_QUIET_MS) return
           clearInterval(poll)
           // Closes the listener and the idle keep-alive sockets; 'close' follows once all are gone.
           server.close(() => {
