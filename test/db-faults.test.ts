@@ -4,6 +4,7 @@ import { targets } from './kit/databases.js'
 import { TestKit, useKit, type RestResult } from './kit/kit.js'
 import { startFaultProxy, type FaultProxy } from './kit/fault-proxy.js'
 import { databaseFault } from '../src/db/faults.js'
+import { parseEnv } from '../src/env.js'
 
 const postgres = targets.find((t) => t.name === 'postgresql')
 const sqlite = targets.find((t) => t.name === 'sqlite')!
@@ -161,3 +162,23 @@ describe('SQLite locked by another process beyond the busy timeout', () => {
   })
 })
 
+
+describe('timeout configuration', () => {
+  it('has documented defaults and refuses values that would turn a bound off', () => {
+    expect(parseEnv({})).toMatchObject({
+      DB_CONNECT_TIMEOUT_MS: 5000,
+      DB_STATEMENT_TIMEOUT_MS: 10_000,
+      DB_IDLE_TIMEOUT_MS: 10_000,
+      DB_TRANSACTION_TIMEOUT_MS: 15_000,
+      SQLITE_BUSY_TIMEOUT_MS: 2000,
+      SHUTDOWN_GRACE_MS: 10_000,
+      HTTP_HEADERS_TIMEOUT_MS: 15_000,
+      HTTP_REQUEST_TIMEOUT_MS: 120_000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 65_000,
+      HTTP_MAX_CONNECTIONS: 1024,
+    })
+    expect(() => parseEnv({ DB_STATEMENT_TIMEOUT_MS: '0', HTTP_HEADERS_TIMEOUT_MS: 'soon', SHUTDOWN_GRACE_MS: '-1' })).toThrow(
+      /Invalid configuration:\n {2}DB_STATEMENT_TIMEOUT_MS: .*\n {2}SHUTDOWN_GRACE_MS: .*\n {2}HTTP_HEADERS_TIMEOUT_MS: /,
+    )
+  })
+})
