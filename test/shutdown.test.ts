@@ -173,4 +173,27 @@ describe('server timeouts', () => {
       await server.exited
     }
   }, 60_000)
+
+  it('cuts what still runs after SHUTDOWN_GRACE_MS and exits 1', async () => {
+    const server = await startServer({ DATABASE_URL: kit.url, SHUTDOWN_GRACE_MS: '1000', WORKER_ENABLED: 'false' })
+    try {
+      // A request whose body never completes keeps running until it is cut.
+      const socket = connect(server.port, '127.0.0.1')
+      socket.on('error', () => {})
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
+      socket.write('POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":')
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+      await new Promise((r) => setTimeout(r, 300))
+      const started = performance.now()
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(1)
+      await closed
+      const ms = performance.now() - started
+      expect(ms).toBeGreaterThanOrEqual(900)
+      expect(ms).toBeLessThan(8000)
+      expect(server.output()).toContain('shutdown grace exceeded')
+    } finally {
+      server.child.kill('SIGKILL')
+    }
+  }, 60_000)
 })
