@@ -14,6 +14,9 @@ import { bearerToken } from './auth/api-keys.js'
 import { Microcache } from './microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 
+/** Load balancers probe with a short timeout of their own; answer well within it. */
+const READY_TIMEOUT_MS = 900
+
 export interface AppOptions {
   deps: Deps
   /** Readiness: database reachable and migrations applied. */
@@ -51,7 +54,12 @@ export function createApp({ deps, ready }: AppOptions): App {
           return new GraphQLError(known.message, {
             nodes: g.nodes,
             path: g.path,
-            extensions: { code: known.code, ...(known.details ? { details: known.details } : {}) },
+            extensions: {
+              code: known.code,
+              ...(known.details ? { details: known.details } : {}),
+              // Yoga answers with the highest http.status of the errors and drops `http` from the body.
+              ...(known.code === 'SERVICE_UNAVAILABLE' ? { http: { status: 503, headers: { 'Retry-After': '1' } } } : {}),
+            },
           })
         }
         if (original && !(original instanceof GraphQLError)) logger.error({ err: original }, 'unexpected error in GraphQL')
@@ -98,7 +106,8 @@ export function createApp({ deps, ready }: AppOptions): App {
   async function route(request: Request, url: URL, requestId: string, server?: ServerContext): Promise<Response> {
     if (url.pathname === '/healthz') return json({ status: 'ok' }, 200)
     if (url.pathname === '/readyz') {
-      const ok = await ready()
+      // A hung database must not hang the probe: not ready after READY_TIMEOUT_MS.
+      const ok = await Promise.race([ready().catch(() => false), new Promise<false>((r) => setTimeout(r, READY_TIMEOUT_MS, false).unref())])
       return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
     }
     const token = bearerToken(request.headers.get('authorization'))

@@ -37,6 +37,33 @@ const schema = z.object({
   CHANNEL_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */
   WORKER_ENABLED: bool.default(true),
+  /** PostgreSQL: wait for a new connection or a free pool slot before answering 503. */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  /** PostgreSQL: statement_timeout on the server, and (plus a margin) the client's wait for an answer. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** PostgreSQL: an idle pooled connection is closed after this long. */
+  DB_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Default budget of one interactive transaction (bulk imports set their own, longer). */
+  DB_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /**
+   * SQLite: how long a write waits for another process's lock before answering 503. better-sqlite3
+   * waits synchronously, so the whole process stalls for up to this long: keep it short.
+   */
+  SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).default(2000),
+  /** On SIGTERM: how long in-flight requests may take before the process exits anyway. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Node's headersTimeout: a client must send its whole request head within this (slowloris). */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** Node's requestTimeout: the whole request, body included, must arrive within this. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /**
+   * How long an idle keep-alive socket stays open. Longer than a load balancer's idle timeout
+   * (60 s is common), so the balancer, not this server, closes idle connections: a server-side
+   * close races with a request the client is sending, and that request gets ECONNRESET.
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
+  /** Open sockets per instance; further connections are dropped at once. */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1024),
 })
 
 export type Env = z.infer<typeof schema> & { PUBLIC_BASE_URL: string }

@@ -3,23 +3,27 @@ import type { AddressInfo } from 'node:net'
 import { loadEnvOrExit } from './env.js'
 import { createLogger } from './logger.js'
 import { applyMigrations } from './db/migrate.js'
-import { openDatabase } from './db/client.js'
+import { databaseTimeouts, openDatabase } from './db/client.js'
 import { createApp } from './app.js'
 import { createDeps } from './deps.js'
 import { startWorker } from './worker.js'
-import { createListener } from './http-listener.js'
+import { createDrain, createListener, serverOptions } from './http-listener.js'
 
 const env = loadEnvOrExit()
 const logger = createLogger(env.LOG_LEVEL)
 
 const applied = await applyMigrations(env.DATABASE_URL)
 if (applied.length) logger.info({ applied }, 'migrations applied')
-const database = await openDatabase(env.DATABASE_URL)
+const database = await openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env) })
 const deps = createDeps(database, env, { logger })
-const app = createApp({ deps, ready: database.ready })
+// Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
+const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
+const app = createApp({ deps, ready })
 
 const worker = env.WORKER_ENABLED ? startWorker(deps) : null
-const server = createServer(createListener(app, deps))
+const server = createServer(serverOptions(env), createListener(app, deps))
+server.maxConnections = env.HTTP_MAX_CONNECTIONS
+const drain = createDrain(server)
 server.listen(env.PORT, env.HOST, () => {
   const { port } = server.address() as AddressInfo
   logger.info({ url: `http://${env.HOST}:${port}`, graphql: '/graphql', database: database.kind, worker: env.WORKER_ENABLED }, 'listening')
@@ -29,16 +33,19 @@ let stopping = false
 async function shutdown(signal: string) {
   if (stopping) return
   stopping = true
-  logger.info({ signal }, 'shutting down')
+  logger.info({ signal, graceMs: env.SHUTDOWN_GRACE_MS }, 'shutting down')
   worker?.stop()
-  server.close()
-  server.closeIdleConnections()
-  const force = setTimeout(() => process.exit(1), 10_000)
-  force.unref()
-  await new Promise<void>((resolve) => server.once('close', () => resolve()))
-  await database.close()
-  logger.flush()
-  process.exit(0)
+  let code = 0
+  try {
+    await drain.drain(env.SHUTDOWN_GRACE_MS)
+  } catch (error) {
+    logger.warn({ err: error }, 'shutdown grace exceeded; open connections were cut')
+    code = 1
+  }
+  // The worker's current tick may still be writing; the pool's close waits for its queries.
+  await Promise.race([database.close(), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
+  logger.info({ code }, 'stopped')
+  logger.flush(() => process.exit(code))
 }
 process.on('SIGINT', () => void shutdown('SIGINT'))
 process.on('SIGTERM', () => void shutdown('SIGTERM'))

@@ -5,6 +5,7 @@ import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/c
 import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
+import { parseEnv, type Env } from '../env.js'
 
 /**
  * Both targets are generated from one datamodel, so their clients have the same API;
@@ -21,20 +22,51 @@ export interface Database {
   close(): Promise<void>
 }
 
+/** Every wait on the database is bounded, so a stopped or frozen database answers 503, never hangs. */
+export interface DatabaseTimeouts {
+  connectMs: number
+  statementMs: number
+  idleMs: number
+  transactionMs: number
+  sqliteBusyMs: number
+}
+
+export function databaseTimeouts(env: Env): DatabaseTimeouts {
+  return {
+    connectMs: env.DB_CONNECT_TIMEOUT_MS,
+    statementMs: env.DB_STATEMENT_TIMEOUT_MS,
+    idleMs: env.DB_IDLE_TIMEOUT_MS,
+    transactionMs: env.DB_TRANSACTION_TIMEOUT_MS,
+    sqliteBusyMs: env.SQLITE_BUSY_TIMEOUT_MS,
+  }
+}
+
+const defaultTimeouts = databaseTimeouts(parseEnv({}))
+
+/**
+ * The client gives up this much after statement_timeout: a live server cancels first (SQLSTATE
+ * 57014, a clear error) and the client-side timer only fires when the server does not answer at all.
+ */
+const QUERY_TIMEOUT_MARGIN_MS = 1000
+
 export interface OpenOptions {
   /** Receives every SQL statement Prisma sends (tests count them). */
   onQuery?: (sql: string) => void
   /** PostgreSQL pool size per instance. */
   poolSize?: number
+  timeouts?: Partial<DatabaseTimeouts>
 }
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url)
   const log = options.onQuery ? [{ emit: 'event' as const, level: 'query' as const }] : []
+  const timeouts = { ...defaultTimeouts, ...options.timeouts }
+  // maxWait: starting a transaction waits for a pool slot no longer than a plain query does.
+  const transactionOptions = { timeout: timeouts.transactionMs, maxWait: timeouts.connectMs }
   let prisma: Db
   if (target.kind === 'sqlite') {
-    const adapter = new PrismaBetterSQLite3({ url: target.file!, timeout: 10_000 })
-    prisma = new SqliteClient({ adapter, log })
+    const adapter = new PrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
+    prisma = new SqliteClient({ adapter, log, transactionOptions })
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')
   } else {
@@ -42,10 +74,20 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       connectionString: target.connectionString,
       max: options.poolSize ?? 10,
       // Raw statements (readiness, the webhook claim) resolve unqualified names in the same schema.
-      options: `-c search_path="${target.schema!.replace(/"/g, '""')}"`,
+      // statement_timeout: the server cancels a runaway statement (57014) and frees its locks.
+      options: `-c search_path="${target.schema!.replace(/"/g, '""')}" -c statement_timeout=${timeouts.statementMs}`,
+      // Covers both opening a connection and waiting for a free one in a full pool.
+      connectionTimeoutMillis: timeouts.connectMs,
+      // A frozen server never answers: the client stops waiting and the pool drops the connection.
+      query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
+      idleTimeoutMillis: timeouts.idleMs,
+      keepAlive: true,
     })
+    // An idle connection that breaks (server restart) is dropped by the pool; without a listener
+    // its 'error' event would crash the process.
+    pool.on('error', () => {})
     const adapter = new PrismaPg(pool, { schema: target.schema })
-    prisma = new PostgresClient({ adapter, log }) as unknown as Db
+    prisma = new PostgresClient({ adapter, log, transactionOptions }) as unknown as Db
   }
   if (options.onQuery) {
     const onQuery = options.onQuery

@@ -1,15 +1,72 @@
 import { AppError } from '../errors.js'
 
-// Prisma error codes that mean the database could not be reached or did not answer in time.
-// P1001 can't reach server, P1002 timed out, P1008 operation timed out, P1017 server closed the
-// connection, P2024 timed out fetching a connection from the pool.
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024'])
+// Which errors mean "the database is unavailable or too slow right now" (503, retry) as opposed to
+// a bug or a rule the request broke (constraint violations stay what they are). Each entry was
+// provoked for real through test/kit/fault-proxy.ts with Prisma 6.19 driver adapters, pg 8 and
+// better-sqlite3; docs/operations.md "Database faults" lists what each fault throws.
+
+// Prisma error codes. P1001 can't reach server (connection refused), P1002/P1008 timed out (also
+// SQLite busy beyond its timeout), P1017 server closed the connection (stopped mid-request), P2024
+// pool timeout, P2037 too many connections.
+const UNAVAILABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037'])
+
+// Driver adapter error kinds: raw queries ($queryRaw, P2010) carry them in meta.driverAdapterError.
+const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections'])
+
+// PostgreSQL SQLSTATEs: 57014 statement_timeout (query_canceled), 57P01-57P03 shutdown / not yet
+// accepting connections, 55P03 lock_not_available (lock_timeout), 53300 too_many_connections.
+// Class 08 (connection exception) is matched by prefix.
+const UNAVAILABLE_SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '55P03', '53300'])
+
+// node-postgres and pg-pool throw plain Errors without a code for their own timeouts and lost
+// connections, and the pg adapter passes them through untouched, so these fixed messages are the
+// only thing to match: pool checkout timeout (connectionTimeoutMillis), connect timeout, client
+// query_timeout (a frozen server), and a connection lost while a query was pending.
+const UNAVAILABLE_PG_MESSAGES = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+  'Query read timeout',
+  'Connection terminated unexpectedly',
+  'Client has encountered a connection error and is not queryable',
+])
+
+// Interactive transactions that could not start (every connection busy) or ran out of their budget
+// because the database was slow. Other P2028s (using a finished transaction) are bugs.
+const TRANSACTION_START_TIMEOUT = 'Unable to start a transaction in the given time.'
+
+interface AdapterCause {
+  kind?: unknown
+  code?: unknown
+  originalCode?: unknown
+}
+
+interface ErrorLike {
+  name?: unknown
+  code?: unknown
+  message?: unknown
+  cause?: AdapterCause
+  meta?: { timeout?: unknown; driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } }
+}
+
+function isUnavailable(error: ErrorLike): boolean {
+  const code = typeof error.code === 'string' ? error.code : undefined
+  if (code && UNAVAILABLE_PRISMA_CODES.has(code)) return true
+  if (code === 'P2028') return typeof error.meta?.timeout === 'number' || error.message === TRANSACTION_START_TIMEOUT
+  // Adapter errors Prisma has no code for (a plain SQLSTATE) reach us unwrapped.
+  const cause = error.meta?.driverAdapterError?.cause ?? (error.name === 'DriverAdapterError' ? error.cause : undefined)
+  if (cause) {
+    if (typeof cause.kind === 'string' && UNAVAILABLE_ADAPTER_KINDS.has(cause.kind)) return true
+    const sqlState = typeof cause.code === 'string' ? cause.code : typeof cause.originalCode === 'string' ? cause.originalCode : ''
+    if (UNAVAILABLE_SQLSTATES.has(sqlState) || sqlState.startsWith('08')) return true
+  }
+  // better-sqlite3 errors the adapter does not map (extended busy/locked codes such as SQLITE_BUSY_SNAPSHOT).
+  if (code && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code)) return true
+  return code === undefined && error instanceof Error && UNAVAILABLE_PG_MESSAGES.has(error.message)
+}
 
 /** A database fault the client may retry: SERVICE_UNAVAILABLE (503 with Retry-After). Null otherwise. */
 export function databaseFault(error: unknown): AppError | null {
-  const code = (error as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) {
-    return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly')
-  }
-  return null
+  if (typeof error !== 'object' || error === null) return null
+  if (!isUnavailable(error as ErrorLike)) return null
+  return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly')
 }

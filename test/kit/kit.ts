@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest'
 import { createApp, type App } from '../../src/app.js'
 import { applyMigrations } from '../../src/db/migrate.js'
-import { openDatabase, type Database } from '../../src/db/client.js'
+import { databaseTimeouts, openDatabase, type Database } from '../../src/db/client.js'
 import { parseEnv } from '../../src/env.js'
 import { fixedClock, type Clock } from '../../src/clock.js'
 import { createDeps, type Deps } from '../../src/deps.js'
@@ -45,8 +45,8 @@ export class TestKit {
   /** A second instance on the database of another kit (its own Prisma client and app). */
   async attach(url: string) {
     this.url = url
-    this.database = await openDatabase(url, { onQuery: (sql) => this.statements.push(sql) })
     const env = parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...this.options.env })
+    this.database = await openDatabase(url, { onQuery: (sql) => this.statements.push(sql), timeouts: databaseTimeouts(env) })
     this.deps = createDeps(this.database, env, { clock: this.options.clock, gateway: this.options.gateway })
     this.app = createApp({ deps: this.deps, ready: this.database.ready })
     return this
