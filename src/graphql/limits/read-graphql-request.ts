@@ -1,5 +1,6 @@
 import { AppError, httpStatusOf } from '../../errors.js'
 import { graphqlLimits } from './limits.js'
+import { readBodyBytes } from '../../http/read-body.js'
 
 /**
  * Bounds what /graphql reads before Yoga sees it: a POST body over `bodyLimitBytes` (by its
@@ -11,25 +12,9 @@ export async function readGraphqlRequest(request: Request, url: URL, bodyLimitBy
     throw new AppError('BAD_REQUEST', `The query string is longer than ${graphqlLimits.maxQueryStringLength} characters`)
   }
   if (!request.body) return request
-  const declared = request.headers.get('content-length')
-  if (declared !== null && Number(declared) > bodyLimitBytes) throw tooLarge(bodyLimitBytes)
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > bodyLimitBytes) {
-      await reader.cancel()
-      throw tooLarge(bodyLimitBytes)
-    }
-    chunks.push(value)
-  }
-  return new Request(request.url, { method: request.method, headers: request.headers, body: Buffer.concat(chunks) })
+  const body = await readBodyBytes(request, bodyLimitBytes)
+  return new Request(request.url, { method: request.method, headers: request.headers, body })
 }
-
-const tooLarge = (limit: number) => new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`)
 
 /** A refusal at the /graphql door, in the GraphQL response shape with the contract's status. */
 export function graphqlRefusal(error: AppError): Response {
