@@ -13,6 +13,8 @@ import { restRoutes } from '../rest-compat/routes.js'
 import { createRateLimiter } from './rate-limit.js'
 import { bearerToken } from './auth/api-keys.js'
 import { Microcache } from './microcache.js'
+import { createWebRoutes } from './web/web-routes.js'
+import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 
 export interface AppOptions {
   deps: Deps
@@ -31,8 +33,9 @@ export function createApp({ deps, ready }: AppOptions): App {
   const yoga = createYoga<{ requestId: string }>({
     schema,
     graphqlEndpoint: '/graphql',
-    // GraphiQL answers browsers (Accept: text/html) at GET /graphql.
-    graphiql: { title: 'Gateway GraphQL' },
+    // GraphiQL answers browsers (Accept: text/html) at GET /graphql, bundled: no CDN (src/web/graphiql.ts).
+    graphiql: graphiqlOptions,
+    renderGraphiQL: renderBundledGraphiQL,
     logging: false,
     landingPage: false,
     context: ({ request, requestId }) => createContext(deps, request, requestId),
@@ -73,6 +76,7 @@ export function createApp({ deps, ready }: AppOptions): App {
     logger,
     microcache,
   })
+  const web = createWebRoutes(restRoutes)
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
 
   async function route(request: Request, url: URL, requestId: string): Promise<Response> {
@@ -81,6 +85,8 @@ export function createApp({ deps, ready }: AppOptions): App {
       const ok = await ready()
       return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
     }
+    const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
+    if (page) return page
     const token = bearerToken(request.headers.get('authorization'))
     if (token) {
       // Keyed on a digest of the token, so unknown keys are limited before any database work.
