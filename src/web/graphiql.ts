@@ -5,10 +5,12 @@ import type { GraphiQLOptions } from 'graphql-yoga'
 
 export const GRAPHIQL_HEADERS = JSON.stringify({ Authorization: 'Bearer <your API key>' }, null, 2)
 
-export const GRAPHIQL_DEFAULT_QUERY = `# sms-channel-gateway GraphQL API.
-# Messaging data needs your API key: replace <your API key> in the Headers tab below
-# (create one with: npm run cli -- account:create --name "Acme").
-# The channel API is public. The REST reference is at /api/docs.
+export const GRAPHIQL_DEFAULT_QUERY = `# sms-channel-gateway GraphQL API
+#
+# Messaging data needs an API key: put yours in place of
+# <your API key> in the Headers tab below. Create one with
+#   npm run cli -- account:create --name "Acme"
+# Channel data is public. REST reference: /api/docs
 
 query Overview {
   contacts(perPage: 5) {
