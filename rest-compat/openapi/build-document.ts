@@ -15,9 +15,12 @@ export type OpenApiDocument = {
   [key: string]: unknown
 }
 
+/** A response, or a `$ref` to one in `components.responses`. */
+export type ResponseObject = { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown; example?: unknown }> } | { $ref: string }
+
 export type Operation = {
   operationId: string
-  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> } | { $ref: string }>
+  responses: Record<string, ResponseObject>
   [key: string]: unknown
 }
 
@@ -104,7 +107,7 @@ function operationOf(route: RestRoute): Operation {
   if (route.etag) okHeaders.ETag = { $ref: '#/components/headers/ETag' }
   if (route.headers) okHeaders['Cache-Control'] = { $ref: '#/components/headers/Cache-Control' }
   const responses: Operation['responses'] = {
-    200: { description: doc.response.description, headers: okHeaders, content: { 'application/json': { schema: doc.response.schema, example: doc.response.example } } } as never,
+    200: { description: doc.response.description, headers: okHeaders, content: { 'application/json': { schema: doc.response.schema, example: doc.response.example } } },
   }
   if (route.etag) responses[304] = { description: 'Not modified: the If-None-Match ETag still matches.' }
   for (const status of errorStatusesOf(route)) responses[status] = { $ref: `#/components/responses/${errorResponseName(route.api, status)}` }
