@@ -1,7 +1,8 @@
 // The public channel interface: nine GET paths, each one GraphQL operation, exact legacy shapes.
 import { AppError, notFound } from '../src/errors.js'
 import { isoUtcMicros, isoWithOffset } from '../src/channel/zoned-time.js'
-import type { RestRoute, RouteInput } from './route.js'
+import type { ParameterDoc, RestRoute, RouteInput } from './route.js'
+import { integer, oneOf, ref, string, uuid } from './openapi/json-schema.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -80,6 +81,38 @@ const legacyUpcoming = ({ channel: c }: any) => {
   return { channel_name: c.name, upcoming, count: upcoming.length }
 }
 
+// OpenAPI: parameters and examples shared by the entries below.
+const uuidParamDoc: ParameterDoc = { description: 'The channel uuid (a slug is not accepted here).', schema: uuid(), example: '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f' }
+const channelParam: ParameterDoc = { description: 'The channel uuid or slug.', schema: string(), example: 'city-tv' }
+const pageQuery: ParameterDoc = { description: '1-based page number (default 1). Not a whole number from 1: 400.', schema: integer(undefined, { minimum: 1 }) }
+const CHANNEL_META = { total: 1, current_page: 1, last_page: 1, per_page: 15 }
+const PROGRAM_EXAMPLE = {
+  id: 1,
+  name: 'Breakfast Show',
+  slug: 'breakfast-show',
+  synopsis: 'Mornings, live.',
+  banner_url: null,
+  trailer_url: null,
+  type: 'live',
+  status: 'active',
+  available_on_demand: true,
+  episodes_count: 12,
+  schedule: [{ id: 1, day_of_week: 1, day: 'Monday', start_time: '07:00', duration_minutes: 120 }],
+}
+const AIRING_EXAMPLE = {
+  id: 21,
+  program: { id: 1, name: 'Breakfast Show' },
+  episode: { id: 11, episode_number: 12, name: 'Episode 12' },
+  starts_at: '2026-03-09T07:00:00+03:00',
+  ends_at: '2026-03-09T09:00:00+03:00',
+  start_time: '07:00',
+  duration_minutes: 120,
+  episode_type: 'live',
+  state: 'upcoming',
+  went_live_at: null,
+  banner_url: 'https://cdn.example.com/breakfast.jpg',
+}
+
 export const channelRoutes: RestRoute[] = [
   {
     method: 'GET',
@@ -115,6 +148,34 @@ export const channelRoutes: RestRoute[] = [
         estimated_end_at: withOffset(n.estimatedEndAt, tz),
       }
     },
+    openapi: {
+      operationId: 'getNowPlaying',
+      tag: 'Channel',
+      summary: 'Now playing',
+      description:
+        'What the channel is showing now. Cacheable until `estimated_end_at` (Cache-Control says so; 60 s for a live broadcast or an unknown end). Answers carry an ETag; send it back in If-None-Match for a 304.',
+      params: { uuid: uuidParamDoc },
+      response: {
+        description: 'The now-playing object.',
+        schema: ref('NowPlaying'),
+        example: {
+          channel_name: 'City TV',
+          is_live: false,
+          current_video: {
+            id: 42,
+            name: 'Morning News',
+            description: 'Headlines and weather',
+            location: 'Nairobi',
+            thumbnail: 'https://cdn.example.com/news.jpg',
+            start_time: '2026-03-03T09:00:00+03:00',
+            end_time: '2026-03-03T09:30:00+03:00',
+            remaining_time: 754,
+            remaining_time_human: '12:34',
+          },
+          estimated_end_at: '2026-03-03T09:30:00+03:00',
+        },
+      },
+    },
   },
   {
     method: 'GET',
@@ -137,6 +198,30 @@ export const channelRoutes: RestRoute[] = [
         video: { name: b.video.name, description: b.video.description, thumbnail: b.video.thumbnail },
       })),
     }),
+    openapi: {
+      operationId: 'getSchedule',
+      tag: 'Channel',
+      summary: 'Scheduled broadcasts',
+      description: 'Broadcasts that ended within the last two hours or are still to come, by start time. Program episodes are not in it.',
+      params: { uuid: uuidParamDoc },
+      response: {
+        description: 'The schedule.',
+        schema: ref('Schedule'),
+        example: {
+          channel_name: 'City TV',
+          schedule_count: 1,
+          schedule: [
+            {
+              id: 7,
+              start_time: '2026-03-03T06:00:00.000000Z',
+              end_time: '2026-03-03T06:30:00.000000Z',
+              status: 'pending',
+              video: { name: 'Morning News', description: 'Headlines and weather', thumbnail: null },
+            },
+          ],
+        },
+      },
+    },
   },
   {
     method: 'GET',
@@ -167,6 +252,37 @@ export const channelRoutes: RestRoute[] = [
         video: { id: k.video.id, name: k.video.name, thumbnail: k.video.thumbnail, hls_url: k.video.hlsUrl, resolution: k.video.resolution },
       })),
     }),
+    openapi: {
+      operationId: 'listCatchups',
+      tag: 'Channel',
+      summary: 'Catchups',
+      description: 'Newest air time first, 15 a page.',
+      params: { uuid: uuidParamDoc },
+      query: { page: pageQuery },
+      response: {
+        description: 'A page of catchups.',
+        schema: ref('Catchups'),
+        example: {
+          channel_name: 'City TV',
+          catchup_count: 1,
+          current_page: 1,
+          last_page: 1,
+          per_page: 15,
+          catchups: [
+            {
+              id: 3,
+              title: 'Morning News',
+              description: 'Headlines and weather',
+              start_time: '2026-03-02T06:00:00.000000Z',
+              end_time: '2026-03-02T06:30:00.000000Z',
+              duration: 1800,
+              video: { id: 42, name: 'Morning News', thumbnail: null, hls_url: 'https://cdn.example.com/news/index.m3u8', resolution: '1080p' },
+            },
+          ],
+        },
+      },
+      errors: [400],
+    },
   },
   {
     method: 'GET',
@@ -187,6 +303,21 @@ export const channelRoutes: RestRoute[] = [
       page: intParam(query, 'page'),
     }),
     toLegacy: ({ channel: c }) => ({ channel_name: c.name, programs: c.programs.nodes.map(legacyProgram), meta: pageMeta(c.programs) }),
+    openapi: {
+      operationId: 'listPrograms',
+      tag: 'Programs',
+      summary: 'Programs',
+      description: 'Active and paused programs, by name.',
+      params: { channel: channelParam },
+      query: {
+        status: { description: 'Only programs with this status.', schema: oneOf(['active', 'paused']) },
+        type: { description: 'Only programs of this type.', schema: oneOf(['live', 'on_demand']) },
+        per_page: { description: 'Page size (default 15); above 50 it is clamped.', schema: integer(undefined, { minimum: 1 }) },
+        page: pageQuery,
+      },
+      response: { description: 'A page of programs.', schema: ref('Programs'), example: { channel_name: 'City TV', programs: [PROGRAM_EXAMPLE], meta: CHANNEL_META } },
+      errors: [400],
+    },
   },
   {
     method: 'GET',
@@ -217,6 +348,27 @@ export const channelRoutes: RestRoute[] = [
       playback_source: low(o.playbackSource),
       ...(o.status === 'ON_AIR' ? { banner_url: o.bannerUrl } : {}),
     }),
+    openapi: {
+      operationId: 'getOnAir',
+      tag: 'Programs',
+      summary: 'Program on air now',
+      description: 'When no weekly slot is open: `status` off_air and program, episode, times and playback_source null. Valid for any channel, also one without programs.',
+      params: { channel: channelParam },
+      response: {
+        description: 'The on-air object.',
+        schema: ref('OnAir'),
+        example: {
+          channel_name: 'City TV',
+          program: { id: 1, name: 'Breakfast Show', type: 'live', status: 'active' },
+          episode: { id: 11, episode_number: 12, name: 'Episode 12', type: 'live', status: 'on_air' },
+          status: 'on_air',
+          started_at: '2026-03-03T07:00:00+03:00',
+          ends_at: '2026-03-03T09:00:00+03:00',
+          playback_source: 'livestream',
+          banner_url: 'https://cdn.example.com/breakfast.jpg',
+        },
+      },
+    },
   },
   {
     method: 'GET',
@@ -227,6 +379,13 @@ export const channelRoutes: RestRoute[] = [
     document: `query NextAiring($channel: String!) { channel(id: $channel) { name timezone nextAiring { ${AIRING} } } }`,
     variables: ({ params }) => ({ channel: params.channel }),
     toLegacy: ({ channel: c }) => ({ channel_name: c.name, next: c.nextAiring && legacyAiring(c.nextAiring, c.timezone) }),
+    openapi: {
+      operationId: 'getNextAiring',
+      tag: 'Programs',
+      summary: 'Next airing',
+      params: { channel: channelParam },
+      response: { description: '`next` is null when nothing is booked.', schema: ref('NextAiring'), example: { channel_name: 'City TV', next: AIRING_EXAMPLE } },
+    },
   },
   {
     method: 'GET',
@@ -242,6 +401,20 @@ export const channelRoutes: RestRoute[] = [
       to: query.get('to') || undefined,
     }),
     toLegacy: legacyUpcoming,
+    openapi: {
+      operationId: 'listUpcomingAirings',
+      tag: 'Programs',
+      summary: 'Upcoming airings',
+      description: 'Soonest first; an episode on air now is at the top.',
+      params: { channel: channelParam },
+      query: {
+        limit: { description: 'How many (default 10); above 50 it is clamped.', schema: integer(undefined, { minimum: 1 }) },
+        from: { description: 'Airings at or after (default now). ISO 8601 date-time, a date YYYY-MM-DD (midnight in the channel timezone), or Unix seconds.', schema: string(), example: '2026-03-03' },
+        to: { description: 'Airings starting at or before; same formats as `from`.', schema: string() },
+      },
+      response: { description: 'The upcoming airings.', schema: ref('Upcoming'), example: { channel_name: 'City TV', upcoming: [AIRING_EXAMPLE], count: 1 } },
+      errors: [400],
+    },
   },
   {
     method: 'GET',
@@ -252,6 +425,15 @@ export const channelRoutes: RestRoute[] = [
     document: upcomingDocument,
     variables: ({ params }) => ({ channel: params.channel, limit: intParam(new URLSearchParams({ limit: params.limit! }), 'limit') }),
     toLegacy: legacyUpcoming,
+    openapi: {
+      operationId: 'listNextAirings',
+      tag: 'Programs',
+      summary: 'Next N airings',
+      description: 'The same as upcoming with that `limit`.',
+      params: { channel: channelParam, limit: { description: 'How many (at most 50; larger is clamped).', schema: integer(undefined, { minimum: 1 }), example: 5 } },
+      response: { description: 'The upcoming airings.', schema: ref('Upcoming'), example: { channel_name: 'City TV', upcoming: [AIRING_EXAMPLE], count: 1 } },
+      errors: [400],
+    },
   },
   {
     method: 'GET',
@@ -297,5 +479,44 @@ export const channelRoutes: RestRoute[] = [
       })),
       meta: pageMeta(p.episodes),
     }),
+    openapi: {
+      operationId: 'listEpisodes',
+      tag: 'Programs',
+      summary: 'Program episodes',
+      description:
+        'Highest episode number first; for active and paused programs. The `status` filter applies to the page already fetched, so a page may hold fewer than `per_page`; `meta.last_page` tells whether more exist.',
+      params: { program: { description: 'Program id or slug.', schema: string(), example: 'breakfast-show' } },
+      query: {
+        status: { description: 'Only episodes with this status.', schema: oneOf(['draft', 'scheduled', 'on_air', 'completed', 'missed', 'cancelled']) },
+        from: { description: 'Episodes with an airing at or after; formats as in upcoming.', schema: string() },
+        to: { description: 'Episodes with an airing at or before.', schema: string() },
+        per_page: { description: 'Page size (default 15); above 50 it is clamped.', schema: integer(undefined, { minimum: 1 }) },
+        page: pageQuery,
+      },
+      response: {
+        description: 'A page of episodes.',
+        schema: ref('Episodes'),
+        example: {
+          program: { id: 1, name: 'Breakfast Show' },
+          episodes: [
+            {
+              id: 11,
+              episode_number: 12,
+              name: 'Episode 12',
+              synopsis: null,
+              banner_url: null,
+              trailer_url: null,
+              type: 'live',
+              status: 'scheduled',
+              available_on_demand: true,
+              on_demand: null,
+              broadcasts: [AIRING_EXAMPLE],
+            },
+          ],
+          meta: CHANNEL_META,
+        },
+      },
+      errors: [400],
+    },
   },
 ]

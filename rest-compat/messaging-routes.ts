@@ -3,7 +3,8 @@
 import { validationError, type ErrorDetail } from '../src/errors.js'
 import { expectObject, readFields, type BodySpec } from './body-rules.js'
 import { legacyTimestamp, snakeCase } from './legacy-format.js'
-import type { RestRoute, RouteInput } from './route.js'
+import type { ParameterDoc, RestRoute, RouteInput } from './route.js'
+import { array, integer, object, ref, string, uuid } from './openapi/json-schema.js'
 
 const groupBody: BodySpec = {
   name: { to: 'name', type: 'string' },
@@ -82,6 +83,19 @@ const contactsOf = (body: unknown): unknown[] => {
   return contacts
 }
 
+// OpenAPI: parameters and examples shared by the entries below.
+const groupParam: ParameterDoc = { description: 'The group uuid (its `reference`).', schema: uuid(), example: '3f0c6a4e-8d2b-4c1a-9e57-0b6d2f4a8c11' }
+const contactParam: ParameterDoc = { description: 'The contact uuid (its `reference`).', schema: uuid(), example: '9b2e7d10-5c4f-4a8e-b3d1-6f0a2c9e4b77' }
+const listQuery: Record<string, ParameterDoc> = {
+  page: { description: '1-based page number (default 1). Not a whole number: 422.', schema: integer(undefined, { minimum: 1 }) },
+  perPage: { description: 'Page size (default 25); above 100 it is clamped to 100.', schema: integer(undefined, { minimum: 1 }) },
+  search: { description: 'Case-insensitive substring to filter by.', schema: string() },
+}
+const GROUP_ID = groupParam.example as string
+const CONTACT_ID = contactParam.example as string
+const META = { search: '', total: 1, skipped: 0, perPage: 25, page: 1, pageCount: 1 }
+const CONTACT_LIST_ITEM = { uuid: CONTACT_ID, first_name: 'Wanjiru', family_name: 'Kamau', other_names: null, mobile: '+254712345678', email: null, organization: 'Acme', gender: '' }
+
 export const messagingRoutes: RestRoute[] = [
   {
     method: 'POST',
@@ -100,6 +114,15 @@ export const messagingRoutes: RestRoute[] = [
       message: r.created ? 'Group Created' : 'Group Exists',
     }),
     legacyField: snakeCase,
+    openapi: {
+      operationId: 'createGroup',
+      tag: 'Groups',
+      summary: 'Create a group',
+      description: 'A group whose name exists already (case-insensitively) is not created again: the answer names it with `new: false` and `Group Exists`.',
+      params: {},
+      requestBody: { schema: ref('GroupInput'), example: { name: 'Customers', description: 'All of them', subscribable: true, optin_code: 'JOIN', optout_code: 'STOP', subscription_sim: '+254700000001' } },
+      response: { description: 'The group, created or found.', schema: ref('Reference'), example: { reference: GROUP_ID, new: true, message: 'Group Created' } },
+    },
   },
   {
     method: 'GET',
@@ -113,6 +136,16 @@ export const messagingRoutes: RestRoute[] = [
       data: groups.nodes.map((g: any) => ({ uuid: g.id, name: g.name, description: g.description })),
       meta: legacyMeta(groups.pageInfo),
     }),
+    openapi: {
+      operationId: 'listGroups',
+      tag: 'Groups',
+      summary: 'List groups',
+      description: 'By name. `search` matches name and description.',
+      params: {},
+      query: listQuery,
+      response: { description: 'A page of groups.', schema: ref('GroupList'), example: { data: [{ uuid: GROUP_ID, name: 'Customers', description: 'All of them' }], meta: META } },
+      errors: [422],
+    },
   },
   {
     method: 'GET',
@@ -144,6 +177,34 @@ export const messagingRoutes: RestRoute[] = [
       },
       contacts_endpoint: `${publicBaseUrl}/api/contact/group/${g.id}/contacts`,
     }),
+    openapi: {
+      operationId: 'getGroup',
+      tag: 'Groups',
+      summary: 'Group details',
+      params: { id: groupParam },
+      response: {
+        description: 'The group and the URL of its contacts listing.',
+        schema: ref('GroupDetails'),
+        example: {
+          group: {
+            name: 'Customers',
+            uuid: GROUP_ID,
+            group_type: null,
+            description: 'All of them',
+            subscription_object: 12,
+            subscribable: 1,
+            subscription_autoresponse: 'Welcome!',
+            unsubscribe_autoresponse: null,
+            subscription_sim: '+254700000001',
+            optin_code: 'JOIN',
+            optout_code: 'STOP',
+            created_at: '2026-01-31T09:00:00.000000Z',
+            updated_at: '2026-02-02T14:30:00.000000Z',
+          },
+          contacts_endpoint: `http://localhost:4000/api/contact/group/${GROUP_ID}/contacts`,
+        },
+      },
+    },
   },
   {
     method: 'PATCH',
@@ -154,6 +215,16 @@ export const messagingRoutes: RestRoute[] = [
     variables: ({ params, body }) => ({ id: params.id, input: readFields(expectObject(body), groupBody, { strict: true }) }),
     toLegacy: () => ({ status: 'success' }),
     legacyField: snakeCase,
+    openapi: {
+      operationId: 'updateGroup',
+      tag: 'Groups',
+      summary: 'Edit a group',
+      description: 'Every create field is editable; a field that is not one of them is a 422. A rename onto another group, or a code already used on the same SIM, is a 409.',
+      params: { id: groupParam },
+      requestBody: { schema: ref('GroupChanges'), example: { description: 'Paying customers', subscribable: false } },
+      response: { description: 'Changed.', schema: ref('Success'), example: { status: 'success' } },
+      errors: [409],
+    },
   },
   {
     method: 'POST',
@@ -177,6 +248,19 @@ export const messagingRoutes: RestRoute[] = [
     },
     toLegacy: () => ({ status: 'successful' }),
     legacyField: snakeCase,
+    openapi: {
+      operationId: 'addContactsToGroup',
+      tag: 'Groups',
+      summary: 'Add contacts to a group',
+      description:
+        'Each item follows the save-contact rules and all are validated first: one bad item fails the whole request, with `details` naming it (`contacts[3].mobile`). Up to 10,000 items. Existing contacts (same mobile) are updated and enlisted once.',
+      params: { id: groupParam },
+      requestBody: {
+        schema: { type: 'object', properties: { contacts: array(ref('ContactInput')) }, required: ['contacts'] },
+        example: { contacts: [{ mobile: '0712345678', first_name: 'Wanjiru', family_name: 'Kamau', email: 'wanjiru@example.com' }] },
+      },
+      response: { description: 'Enlisted.', schema: object({ status: { const: 'successful' } }), example: { status: 'successful' } },
+    },
   },
   {
     method: 'GET',
@@ -187,6 +271,16 @@ export const messagingRoutes: RestRoute[] = [
     }`,
     variables: (input) => listVariables(input, { id: input.params.id }),
     toLegacy: ({ group }) => ({ data: group.contacts.nodes.map(legacyContactItem), meta: legacyMeta(group.contacts.pageInfo) }),
+    openapi: {
+      operationId: 'listGroupContacts',
+      tag: 'Groups',
+      summary: 'List the contacts of a group',
+      description: 'By first name, then family name. `search` matches names, mobile, email and organization.',
+      params: { id: groupParam },
+      query: listQuery,
+      response: { description: 'A page of the group\'s contacts.', schema: ref('ContactList'), example: { data: [CONTACT_LIST_ITEM], meta: META } },
+      errors: [422],
+    },
   },
   {
     method: 'DELETE',
@@ -208,6 +302,22 @@ export const messagingRoutes: RestRoute[] = [
       status: 'success',
       message: `The submitted contacts were delisted from the group ${r.group.name}`,
     }),
+    openapi: {
+      operationId: 'delistContacts',
+      tag: 'Groups',
+      summary: 'Remove contacts from a group',
+      description: 'Numbers that are unknown or not in the group are ignored. The contacts themselves stay.',
+      params: { id: groupParam },
+      requestBody: {
+        schema: { type: 'object', properties: { contacts: array({ type: ['string', 'integer'] }, 'Mobile numbers.') }, required: ['contacts'] },
+        example: { contacts: ['+254712345678', '0722000111'] },
+      },
+      response: {
+        description: 'Delisted.',
+        schema: object({ status: { const: 'success' }, message: string('Names the group.') }),
+        example: { status: 'success', message: 'The submitted contacts were delisted from the group Customers' },
+      },
+    },
   },
   {
     method: 'DELETE',
@@ -216,6 +326,14 @@ export const messagingRoutes: RestRoute[] = [
     document: `mutation DeleteGroup($id: ID!) { deleteGroup(id: $id) { deletedId } }`,
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: () => ({ status: 'success' }),
+    openapi: {
+      operationId: 'deleteGroup',
+      tag: 'Groups',
+      summary: 'Delete a group',
+      description: 'The contacts stay; only their memberships go.',
+      params: { id: groupParam },
+      response: { description: 'Deleted.', schema: ref('Success'), example: { status: 'success' } },
+    },
   },
   {
     method: 'POST',
@@ -230,6 +348,16 @@ export const messagingRoutes: RestRoute[] = [
       message: r.created ? 'Contact Added' : 'Contact Updated',
     }),
     legacyField: snakeCase,
+    openapi: {
+      operationId: 'saveContact',
+      tag: 'Contacts',
+      summary: 'Save a contact',
+      description:
+        'Creates the contact, or overwrites the given fields of the contact with that mobile number (two spellings of one number are one contact). Numbers are stored in E.164.',
+      params: {},
+      requestBody: { schema: ref('ContactInput'), example: { mobile: '0712 345 678', first_name: 'Wanjiru', family_name: 'Kamau', groups: [GROUP_ID] } },
+      response: { description: 'The contact, created or updated.', schema: ref('Reference'), example: { reference: CONTACT_ID, new: true, message: 'Contact Added' } },
+    },
   },
   {
     method: 'GET',
@@ -240,6 +368,16 @@ export const messagingRoutes: RestRoute[] = [
     }`,
     variables: (input) => listVariables(input),
     toLegacy: ({ contacts }) => ({ data: contacts.nodes.map(legacyContactItem), meta: legacyMeta(contacts.pageInfo) }),
+    openapi: {
+      operationId: 'listContacts',
+      tag: 'Contacts',
+      summary: 'List contacts',
+      description: 'By first name, then family name, then uuid. `search` matches names, mobile, email and organization.',
+      params: {},
+      query: listQuery,
+      response: { description: 'A page of contacts.', schema: ref('ContactList'), example: { data: [CONTACT_LIST_ITEM], meta: META } },
+      errors: [422],
+    },
   },
   {
     method: 'GET',
@@ -275,6 +413,39 @@ export const messagingRoutes: RestRoute[] = [
       },
       groups: c.groups.map((g: any) => ({ uuid: g.id, name: g.name })),
     }),
+    openapi: {
+      operationId: 'getContact',
+      tag: 'Contacts',
+      summary: 'Contact details',
+      params: { id: contactParam },
+      response: {
+        description: 'The contact and its groups.',
+        schema: ref('ContactDetails'),
+        example: {
+          contact: {
+            uuid: CONTACT_ID,
+            phone: '+254712345678',
+            email: 'wanjiru@example.com',
+            first_name: 'Wanjiru',
+            family_name: 'Kamau',
+            other_names: null,
+            gender: '',
+            organization: 'Acme',
+            skype_id: null,
+            whatsapp_number: null,
+            viber_number: null,
+            facebook: null,
+            twitter: null,
+            linkedin: null,
+            groupme: null,
+            wechat: null,
+            youtube: null,
+            self_subscribed: 0,
+          },
+          groups: [{ uuid: GROUP_ID, name: 'Customers' }],
+        },
+      },
+    },
   },
   {
     method: 'GET',
@@ -283,6 +454,13 @@ export const messagingRoutes: RestRoute[] = [
     document: `query ContactGroups($id: ID!) { contact(id: $id) { groups { id name } } }`,
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: ({ contact }) => contact.groups.map((g: any) => ({ uuid: g.id, name: g.name })),
+    openapi: {
+      operationId: 'getContactGroups',
+      tag: 'Contacts',
+      summary: 'Groups of a contact',
+      params: { id: contactParam },
+      response: { description: 'A bare array of the groups.', schema: array(ref('GroupRef')), example: [{ uuid: GROUP_ID, name: 'Customers' }] },
+    },
   },
   {
     method: 'DELETE',
@@ -291,6 +469,14 @@ export const messagingRoutes: RestRoute[] = [
     document: `mutation DeleteContact($id: ID!) { deleteContact(id: $id) { deletedId } }`,
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: () => ({ status: 'success' }),
+    openapi: {
+      operationId: 'deleteContact',
+      tag: 'Contacts',
+      summary: 'Delete a contact',
+      description: 'Permanently, and from every group.',
+      params: { id: contactParam },
+      response: { description: 'Deleted.', schema: ref('Success'), example: { status: 'success' } },
+    },
   },
 ]
 

@@ -1,3 +1,5 @@
+import type { JsonSchema } from './openapi/json-schema.js'
+
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
 
 export interface RouteInput {
@@ -5,6 +7,33 @@ export interface RouteInput {
   query: URLSearchParams
   /** The parsed JSON body (routes with `body: true` only). */
   body: unknown
+}
+
+/** A path or query parameter as the OpenAPI document describes it. */
+export interface ParameterDoc {
+  description: string
+  schema: JsonSchema
+  example?: unknown
+}
+
+/**
+ * What the OpenAPI document says about a route (rest-compat/openapi/ builds the document from these).
+ * Error responses common to the route's API, and those that follow from `body`, are added by the
+ * builder; `errors` lists the statuses particular to this route.
+ */
+export interface RouteDoc {
+  operationId: string
+  /** Groups operations in the reference (Groups, Contacts, Delivery reports, Channel, ...). */
+  tag: string
+  summary: string
+  description?: string
+  /** One entry per `:name` segment of the path. */
+  params: Record<string, ParameterDoc>
+  query?: Record<string, ParameterDoc>
+  requestBody?: { schema: JsonSchema; example: unknown }
+  response: { description: string; schema: JsonSchema; example: unknown }
+  /** Route-specific error statuses (for instance 409 on a rename, 400 on a bad query parameter). */
+  errors?: number[]
 }
 
 export interface RestRoute {
@@ -32,5 +61,9 @@ export interface RestRoute {
   headers?(data: any): Record<string, string>
   /** Rewrites domain field names in validation details into the legacy spelling. */
   legacyField?(field: string): string
+  /**
+   * The route's OpenAPI description. Optional in the type so a new route compiles while it is being
+   * written, but test/openapi.test.ts fails for any route without one.
+   */
+  openapi?: RouteDoc
 }
-

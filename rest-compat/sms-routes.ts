@@ -1,5 +1,6 @@
 // The delivery report path of the messaging interface.
 import type { RestRoute } from './route.js'
+import { ref, uuid } from './openapi/json-schema.js'
 
 export const smsRoutes: RestRoute[] = [
   {
@@ -25,5 +26,31 @@ export const smsRoutes: RestRoute[] = [
       doneDate: m.doneDate,
       sandbox: m.sandbox,
     }),
+    openapi: {
+      operationId: 'getDeliveryReport',
+      tag: 'Delivery reports',
+      summary: 'Fetch a delivery report',
+      description: 'Poll until `done` is true; the same JSON is pushed to the account\'s webhook on every status change.',
+      params: { reference: { description: 'The `id` returned when the message was sent.', schema: uuid(), example: '5d8e2f0a-7b3c-4e19-a6d4-2c1f9b0e7a55' } },
+      response: {
+        description: 'The delivery report.',
+        schema: ref('DeliveryReport'),
+        example: {
+          reference: '5d8e2f0a-7b3c-4e19-a6d4-2c1f9b0e7a55',
+          id: '5d8e2f0a-7b3c-4e19-a6d4-2c1f9b0e7a55',
+          mobile: '+254712345678',
+          sender: 'ACME',
+          status: 'DELIVRD',
+          broadcastTime: '2026-03-03 09:15 AM',
+          pages: 1,
+          costPerPage: '0.8',
+          creditsDeducted: '0.8',
+          mccmnc: '63902',
+          done: true,
+          doneDate: '2026-03-03 09:15 AM',
+          sandbox: true,
+        },
+      },
+    },
   },
 ]

@@ -13,6 +13,8 @@ import { clientKey, createRateLimiter } from './rate-limit.js'
 import { bearerToken } from './auth/api-keys.js'
 import { Microcache } from './microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
+import { createWebRoutes } from './web/web-routes.js'
+import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
@@ -40,8 +42,9 @@ export function createApp({ deps, ready }: AppOptions): App {
   const yoga = createYoga<{ requestId: string }>({
     schema,
     graphqlEndpoint: '/graphql',
-    // GraphiQL answers browsers (Accept: text/html) at GET /graphql.
-    graphiql: { title: 'Gateway GraphQL' },
+    // GraphiQL answers browsers (Accept: text/html) at GET /graphql, bundled: no CDN (src/web/graphiql.ts).
+    graphiql: graphiqlOptions,
+    renderGraphiQL: renderBundledGraphiQL,
     logging: false,
     landingPage: false,
     context: ({ request, requestId }) => createContext(deps, request, requestId),
@@ -84,6 +87,7 @@ export function createApp({ deps, ready }: AppOptions): App {
     logger,
     microcache,
   })
+  const web = createWebRoutes(restRoutes)
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
   const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 
@@ -110,6 +114,8 @@ export function createApp({ deps, ready }: AppOptions): App {
       const ok = await Promise.race([ready().catch(() => false), new Promise<false>((r) => setTimeout(r, READY_TIMEOUT_MS, false).unref())])
       return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
     }
+    const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
+    if (page) return page
     const token = bearerToken(request.headers.get('authorization'))
     if (token) {
       // Keyed on a digest of the token, so unknown keys are limited before any database work.

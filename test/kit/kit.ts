@@ -8,6 +8,7 @@ import { createDeps, type Deps } from '../../src/deps.js'
 import type { SmsGateway } from '../../src/sms/gateway.js'
 import type { TestTarget, TestDatabase } from './databases.js'
 import { Seed } from './seed.js'
+import { ResponseContract } from './response-contract.js'
 
 export interface KitOptions {
   env?: Record<string, string>
@@ -29,6 +30,7 @@ export class TestKit {
   database!: Database
   url!: string
   private handle!: TestDatabase
+  private contract?: Promise<ResponseContract>
 
   constructor(
     readonly target: TestTarget,
@@ -90,7 +92,19 @@ export class TestKit {
     } catch {
       // not JSON; keep the text
     }
+    // Every REST answer must match the OpenAPI document the service serves: a mismatch fails the caller.
+    const problem = (await this.responseContract()).check(method, path, response.status, parsed, text !== '')
+    if (problem) throw new Error(problem)
     return { status: response.status, headers: response.headers, body: parsed }
+  }
+
+  /** The served /api/openapi.json, fetched once per kit. */
+  responseContract(): Promise<ResponseContract> {
+    this.contract ??= this.app
+      .fetch(new Request('http://localhost/api/openapi.json'))
+      .then((r) => r.json())
+      .then((document) => new ResponseContract(document))
+    return this.contract
   }
 
   /** Runs a GraphQL operation over HTTP in-process. */

@@ -1,0 +1,47 @@
+// GraphiQL bundled with the service (@graphql-yoga/render-graphiql inlines it, so no CDN is needed),
+// opened on a query that shows the main types and with the Authorization header ready to fill in.
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql'
+import type { GraphiQLOptions } from 'graphql-yoga'
+
+export const GRAPHIQL_HEADERS = JSON.stringify({ Authorization: 'Bearer <your API key>' }, null, 2)
+
+export const GRAPHIQL_DEFAULT_QUERY = `# sms-channel-gateway GraphQL API
+#
+# Messaging data needs an API key: put yours in place of
+# <your API key> in the Headers tab below. Create one with
+#   npm run cli -- account:create --name "Acme"
+# Channel data is public. REST reference: /api/docs
+
+query Overview {
+  contacts(perPage: 5) {
+    nodes { id mobile firstName familyName groups { id name } }
+    pageInfo { total page pageCount }
+  }
+  groups(perPage: 5) {
+    nodes { id name description subscribable subscriberCount }
+  }
+}
+
+query NowPlaying($channel: String! = "city-tv") {
+  channel(id: $channel) {
+    name
+    timezone
+    nowPlaying { isLive estimatedEndAt currentVideo { name startTime endTime remainingTimeHuman } }
+    upcomingAirings(limit: 3) { startsAt state program { name } episode { episodeNumber name } }
+  }
+}
+`
+
+export const graphiqlOptions: GraphiQLOptions = {
+  title: 'Gateway GraphQL',
+  headers: GRAPHIQL_HEADERS,
+  defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+  // Open the Headers tab: it is where the key goes.
+  defaultEditorToolsVisibility: 'headers',
+  // Keys are not kept in the browser's storage.
+  shouldPersistHeaders: false,
+}
+
+let page: string | undefined
+/** The page is 9 MB of inlined GraphiQL and the options never change: render it once. */
+export const renderBundledGraphiQL = (options?: GraphiQLOptions) => (page ??= renderGraphiQL(options))

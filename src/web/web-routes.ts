@@ -1,0 +1,40 @@
+// The service's own pages: the home page, the OpenAPI document and the API reference. They answer
+// GET and HEAD only; anything else falls through to the routes behind them.
+import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
+import type { RestRoute } from '../../rest-compat/route.js'
+import { buildOpenApiDocument } from '../../rest-compat/openapi/build-document.js'
+import { etagMatches } from '../microcache.js'
+import { apiReferencePage } from './api-reference-page.js'
+import { homePage } from './home-page.js'
+import { htmlResponse } from './html.js'
+import { swaggerUiAsset } from './swagger-ui-assets.js'
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
+
+/** Paths that only lead to the reference. */
+const TO_REFERENCE = new Set(['/api', '/api/', '/docs', '/docs/'])
+
+export function createWebRoutes(routes: RestRoute[]) {
+  const openapiText = JSON.stringify(buildOpenApiDocument(routes, { version }), null, 2)
+  const openapiEtag = `"${createHash('sha1').update(openapiText).digest('base64url')}"`
+  const home = homePage()
+  const reference = apiReferencePage()
+
+  function openapi(request: Request): Response {
+    const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache', ETag: openapiEtag, 'Access-Control-Allow-Origin': '*' }
+    if (etagMatches(request.headers.get('if-none-match'), openapiEtag)) return new Response(null, { status: 304, headers })
+    return new Response(openapiText, { headers })
+  }
+
+  /** The page for this request, or null when the path is not one of them. */
+  return function handle(request: Request, url: URL): Response | null {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return null
+    const path = url.pathname
+    if (path === '/') return htmlResponse(home)
+    if (path === '/api/openapi.json') return openapi(request)
+    if (path === '/api/docs' || path === '/api/docs/') return htmlResponse(reference)
+    if (TO_REFERENCE.has(path)) return new Response(null, { status: 302, headers: { Location: '/api/docs' } })
+    return swaggerUiAsset(path)
+  }
+}

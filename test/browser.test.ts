@@ -1,0 +1,152 @@
+// The docs pages in a real browser (Debian's chromium driven by playwright-core) against one real
+// server process, with every request that is not to this machine blocked: a page that needs the
+// internet fails here.
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const SCREENSHOTS = resolve('test-results/screenshots')
+const LOCAL = new Set(['127.0.0.1', 'localhost'])
+
+// Developers without chromium may skip; CI may not (there a missing browser fails the launch).
+const skip = !existsSync(CHROMIUM) && !process.env.CI
+if (skip) console.warn(`browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium); they always run when CI is set`)
+
+describe.skipIf(skip)('docs pages in a browser, offline', () => {
+  let dir: string
+  let server: ChildProcess
+  let base: string
+  let apiKey: string
+  let browser: Browser
+  let context: BrowserContext
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gateway-browser-'))
+    const env = { ...process.env, DATABASE_URL: `file:${join(dir, 'gateway.db')}`, LOG_LEVEL: 'info', WORKER_ENABLED: 'false', PORT: '0', HOST: '127.0.0.1' }
+    const created = await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', 'account:create', '--name', 'Browser'], { env })
+    apiKey = JSON.parse(created.stdout.trim().split('\n').pop()!).apiKey
+    server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    server.stdout!.on('data', (d) => (output += d))
+    server.stderr!.on('data', (d) => (output += d))
+    const deadline = Date.now() + 60_000
+    while (!output.includes('"msg":"listening"')) {
+      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the server did not start:\n${output}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    base = JSON.parse(output.split('\n').find((l) => l.includes('"msg":"listening"'))!).url
+    // Data for GraphiQL to show, written through the REST API of the same server.
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as any)
+    const group = await post('/api/contact/group/create', { name: 'Customers' })
+    await post('/api/contact/save', { mobile: '0712345678', first_name: 'Wanjiru', groups: [group.reference] })
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    context = await browser.newContext({ viewport: { width: 1400, height: 900 } })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+    mkdirSync(SCREENSHOTS, { recursive: true })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    server?.kill('SIGTERM')
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  /** A page that may only reach this machine; `blocked` records what it tried elsewhere. */
+  async function open(path: string) {
+    const page = await context.newPage()
+    const blocked: string[] = []
+    const errors: string[] = []
+    await page.route('**/*', (route) => {
+      if (LOCAL.has(new URL(route.request().url()).hostname)) return route.continue()
+      blocked.push(route.request().url())
+      return route.abort('blockedbyclient')
+    })
+    page.on('pageerror', (e) => errors.push(e.message))
+    await page.goto(`${base}${path}`)
+    return { page, blocked, errors }
+  }
+
+  /** Each page must have needed nothing but this machine, and thrown nothing. */
+  async function done({ page, blocked, errors }: Awaited<ReturnType<typeof open>>) {
+    await page.close()
+    expect(blocked, 'requests that left the machine').toEqual([])
+    expect(errors, 'page errors').toEqual([])
+  }
+
+  async function screenshot(page: Page, name: string) {
+    const path = join(SCREENSHOTS, `${name}.png`)
+    await page.screenshot({ path })
+    console.log(`screenshot: ${path}`)
+  }
+
+  it('GraphiQL renders with the Headers tab preset; with the real key it runs a query and shows the data', async () => {
+    const opened = await open('/graphql')
+    const { page } = opened
+    const query = page.locator('.monaco-editor[data-uri$="operation.graphql"]')
+    await query.waitFor({ timeout: 30_000 })
+    // Monaco renders spaces as no-break spaces.
+    const textOf = async (editor: typeof query) => (await editor.innerText()).replace(/\s+/g, ' ')
+    expect(await textOf(query)).toContain('query Overview {')
+    const headers = page.locator('.monaco-editor[data-uri$="headers.json"]')
+    await headers.waitFor()
+    expect(await textOf(headers)).toContain('"Authorization": "Bearer <your API key>"')
+
+    // Pasted, not typed: typing would trigger the editor's auto-closing quotes and braces.
+    await headers.click()
+    await page.evaluate((text) => navigator.clipboard.writeText(text), JSON.stringify({ Authorization: `Bearer ${apiKey}` }, null, 2))
+    await page.keyboard.press('Control+A')
+    await page.keyboard.press('Control+V')
+    await page.getByRole('button', { name: /Execute query/ }).click()
+    // Two operations in the default document: GraphiQL asks which one.
+    await page.getByRole('menuitem', { name: 'Overview' }).click()
+    const response = page.locator('.graphiql-response')
+    await expect.poll(() => textOf(response), { timeout: 20_000 }).toContain('"firstName": "Wanjiru"')
+    const text = await textOf(response)
+    expect(text).toContain('"mobile": "+254712345678"')
+    expect(text).toContain('"name": "Customers"')
+    expect(text).not.toContain('UNAUTHENTICATED')
+    await screenshot(page, 'graphiql')
+    await done(opened)
+  }, 90_000)
+
+  it('the API reference renders every operation of the OpenAPI document', async () => {
+    const opened = await open('/api/docs')
+    const { page } = opened
+    await page.locator('.opblock').first().waitFor({ timeout: 30_000 })
+    const document = (await (await fetch(`${base}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> }
+    const expected = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
+    const methods = await page.locator('.opblock-summary-method').allInnerTexts()
+    const paths = await page.locator('.opblock-summary-path').allInnerTexts()
+    const shown = methods.map((m, i) => `${m} ${paths[i]!.replace(/\u200b/g, '')}`)
+    expect(shown.sort()).toEqual(expected.sort())
+    expect(shown).toHaveLength(23)
+    expect(await page.locator('.info .title').innerText()).toContain('sms-channel-gateway REST API')
+    expect(await page.getByRole('button', { name: /Authorize/ }).count()).toBeGreaterThan(0)
+    await screenshot(page, 'api-docs')
+    await done(opened)
+  }, 90_000)
+
+  it('the home page links the faces of the service', async () => {
+    const opened = await open('/')
+    const { page } = opened
+    const hrefs = await page.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))
+    expect(hrefs).toEqual(['/graphql', '/api/docs', '/api/openapi.json', '/healthz', '/readyz', '/metrics'])
+    await screenshot(page, 'home')
+    await done(opened)
+  })
+
+  it('blocks and records a request to any other host, so a page needing the internet fails', async () => {
+    const opened = await open('/')
+    await opened.page.evaluate(() => fetch('https://unpkg.com/graphiql/graphiql.min.css').catch(() => 'refused'))
+    expect(opened.blocked).toEqual(['https://unpkg.com/graphiql/graphiql.min.css'])
+    await opened.page.close()
+  })
+})
