@@ -26,6 +26,10 @@ const schema = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
   /** Delay before the sandbox gateway reports a final status. */
   SANDBOX_DELIVERY_DELAY_MS: z.coerce.number().int().min(0).default(1000),
+  /** A charged SMS not accepted by the gateway by then is refunded and FAILED (SUBMIT_TIMEOUT); docs/sms.md. */
+  SMS_SUBMIT_DEADLINE_MS: z.coerce.number().int().min(1000).default(300_000),
+  /** How long one submit attempt holds its message before another worker may resubmit it (after a crash). */
+  SMS_SUBMIT_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
   /** How long now-playing data is shared between requests of one instance. */
   CHANNEL_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js'
-import { recordCarrierStatus } from './record-status.js'
+import { applyStatusChange } from './record-status.js'
+import { mapCarrierStatus } from './delivery-status.js'
 
 const LEASE_MS = 60_000
 
@@ -21,14 +22,22 @@ export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock'>, ow
   })
   const claimed = await db.scheduledCarrierEvent.findMany({ where: { leaseOwner: token } })
   for (const event of claimed) {
-    await recordCarrierStatus(deps, {
-      messageId: event.messageId,
-      status: event.carrierStatus,
-      errorCode: event.errorCode,
-      mccmnc: event.mccmnc,
-      at: deps.clock.now(),
-    }).catch(() => undefined)
-    await db.scheduledCarrierEvent.delete({ where: { id: event.id } })
+    // Applying the report and removing the event are one transaction: a crash between the two
+    // would otherwise apply the report again after the lease (a second status row and webhook).
+    await db
+      .$transaction(async (tx) => {
+        const { count } = await tx.scheduledCarrierEvent.deleteMany({ where: { id: event.id, leaseOwner: token } })
+        if (!count) return
+        await applyStatusChange(tx, event.messageId, {
+          status: mapCarrierStatus(event.carrierStatus),
+          carrierStatus: event.carrierStatus,
+          carrierErrorCode: event.errorCode,
+          mccmnc: event.mccmnc,
+          at: deps.clock.now(),
+        })
+      })
+      // The message is gone (account deleted): the event has nothing left to report.
+      .catch(() => db.scheduledCarrierEvent.deleteMany({ where: { id: event.id } }))
   }
   return claimed.length
 }

@@ -117,53 +117,48 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
   }
 }
 
-/** One batch: claim, POST concurrently, record every attempt and the new states. */
+/**
+ * One batch: claim, POST concurrently, and record each attempt and its delivery's new state as soon
+ * as that POST completes. A process killed mid-batch has recorded every finished delivery, so what
+ * it sends again after the lease is at most the POSTs in flight (<= concurrency), not the batch.
+ */
 export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions): Promise<DispatchResult> {
-  const { db } = deps
   const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200)
   const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
   if (!claimed.length) return result
-  const outcomes = await mapLimit(claimed, options.concurrency ?? 50, (d) => attempt(deps, d, options.timeoutMs ?? TIMEOUT_MS))
-  const now = deps.clock.now()
+  await mapLimit(claimed, options.concurrency ?? 50, async (d) => {
+    const outcome = await attempt(deps, d, options.timeoutMs ?? TIMEOUT_MS)
+    result[await recordOutcome(deps, outcome, options)]++
+  })
+  return result
+}
 
-  const delivered = outcomes.filter((o) => o.ok)
-  const failedOnes = outcomes.filter((o) => !o.ok)
-  await db.$transaction(async (tx) => {
-    await tx.webhookAttempt.createMany({
-      data: outcomes.map((o) => ({
-        deliveryId: o.delivery.id,
-        attempt: o.delivery.attempts + 1,
-        url: o.url,
-        statusCode: o.statusCode,
-        durationMs: o.durationMs,
-        error: o.error,
-        createdAt: now,
-      })),
+/** Writes one attempt and its delivery's new state (and a 410's disabling) in one transaction. */
+async function recordOutcome(
+  deps: Pick<Deps, 'db' | 'clock' | 'logger'>,
+  o: Outcome,
+  options: DispatchOptions,
+): Promise<'delivered' | 'retrying' | 'failed'> {
+  const now = deps.clock.now()
+  const failures = o.delivery.attempts + 1
+  const next = o.ok || o.gone || !o.delivery.account.webhook ? null : nextAttemptAt(failures, now, options.random, o.retryAfterMs)
+  await deps.db.$transaction(async (tx) => {
+    await tx.webhookAttempt.create({
+      data: { deliveryId: o.delivery.id, attempt: failures, url: o.url, statusCode: o.statusCode, durationMs: o.durationMs, error: o.error, createdAt: now },
     })
-    if (delivered.length) {
-      await tx.webhookDelivery.updateMany({
-        where: { id: { in: delivered.map((o) => o.delivery.id) } },
-        data: { state: 'delivered', attempts: { increment: 1 }, finishedAt: now, leaseUntil: null, lastError: null },
-      })
-    }
-    for (const o of failedOnes) {
-      const failures = o.delivery.attempts + 1
-      const next = o.gone || !o.delivery.account.webhook ? null : nextAttemptAt(failures, now, options.random, o.retryAfterMs)
-      await tx.webhookDelivery.update({
-        where: { id: o.delivery.id },
-        data: next
+    await tx.webhookDelivery.update({
+      where: { id: o.delivery.id },
+      data: o.ok
+        ? { state: 'delivered', attempts: failures, finishedAt: now, leaseUntil: null, lastError: null }
+        : next
           ? { attempts: failures, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
           : { state: 'failed', attempts: failures, finishedAt: now, leaseUntil: null, lastError: o.error },
-      })
-      if (next) result.retrying++
-      else result.failed++
-    }
-    const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
-    if (gone.length) await tx.webhookEndpoint.updateMany({ where: { accountId: { in: gone } }, data: { disabledAt: now } })
+    })
+    if (o.gone) await tx.webhookEndpoint.updateMany({ where: { accountId: o.delivery.accountId }, data: { disabledAt: now } })
   })
-  result.delivered = delivered.length
-  for (const o of failedOnes) deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
-  return result
+  if (o.ok) return 'delivered'
+  deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
+  return next ? 'retrying' : 'failed'
 }
 
 /** Batches until nothing is due or the time budget is spent (one worker tick). */
