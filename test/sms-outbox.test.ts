@@ -50,7 +50,7 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
   const kit = useKit(target, {
     clock,
     gateway,
-    env: { SMS_SUBMIT_LEASE_MS: String(LEASE), SMS_SUBMIT_DEADLINE_MS: String(DEADLINE), SANDBOX_DELIVERY_DELAY_MS: '1000' },
+    env: { WORKER_LEASE_MS: String(LEASE), SMS_SUBMIT_DEADLINE_MS: String(DEADLINE), SANDBOX_DELIVERY_DELAY_MS: '1000' },
   })
 
   async function funded(): Promise<Seeded> {

@@ -2,14 +2,12 @@ import type { Deps } from '../deps.js'
 import { applyStatusChange } from './record-status.js'
 import { mapCarrierStatus } from './delivery-status.js'
 
-const LEASE_MS = 60_000
-
 /**
  * Applies carrier events that have come due (the sandbox's delayed reports). Claimed with a lease
  * so that several instances never apply one twice; a claim left by a dead process is taken over
  * when its lease runs out.
  */
-export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock'>, owner: string, limit = 500): Promise<number> {
+export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'env'>, owner: string, limit = 500): Promise<number> {
   const { db } = deps
   const now = deps.clock.now()
   const due = { dueAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
@@ -18,7 +16,7 @@ export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock'>, ow
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2)}`
   await db.scheduledCarrierEvent.updateMany({
     where: { id: { in: candidates.map((c) => c.id) }, ...due },
-    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + LEASE_MS) },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS) },
   })
   const claimed = await db.scheduledCarrierEvent.findMany({ where: { leaseOwner: token } })
   for (const event of claimed) {

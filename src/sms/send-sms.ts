@@ -107,7 +107,7 @@ export async function sendSms(
           nextAttemptAt: now,
           deadlineAt: new Date(now.getTime() + deps.env.SMS_SUBMIT_DEADLINE_MS),
           leaseOwner: token,
-          leaseUntil: new Date(now.getTime() + deps.env.SMS_SUBMIT_LEASE_MS),
+          leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS),
           createdAt: now,
         },
       })

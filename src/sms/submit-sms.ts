@@ -101,7 +101,7 @@ export async function claimDueSubmissions(deps: Pick<Deps, 'db' | 'clock' | 'env
   const token = leaseToken(owner, now)
   await db.smsSubmission.updateMany({
     where: { messageId: { in: candidates.map((c) => c.messageId) }, ...due },
-    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + deps.env.SMS_SUBMIT_LEASE_MS) },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS) },
   })
   const claimed = await db.smsSubmission.findMany({ where: { leaseOwner: token }, select: { messageId: true, deadlineAt: true } })
   return { token, claimed }

@@ -7,7 +7,7 @@ import { guardedLookup, isPublicAddress } from './ssrf-guard.js'
 import { sign } from './signature.js'
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
 
-/** Longer than the 10 s request timeout: a live claim never expires under a running attempt. */
+/** The default claim (WORKER_LEASE_MS); requests time out at half the lease at most, so a live claim never expires under a running attempt. */
 export const LEASE_MS = 60_000
 export const TIMEOUT_MS = 10_000
 
@@ -21,8 +21,10 @@ export interface DispatchOptions {
   /** Concurrent POSTs. */
   concurrency?: number
   random?: () => number
-  /** Request timeout; 10 s unless a test shortens it. */
+  /** Request timeout; 10 s or half the lease, whichever is shorter, unless a test shortens it. */
   timeoutMs?: number
+  /** Claim lease; WORKER_LEASE_MS by default. */
+  leaseMs?: number
 }
 
 export interface DispatchResult {
@@ -40,7 +42,7 @@ type Claimed = Awaited<ReturnType<typeof claimDueDeliveries>>[number]
  * re-checks the lease condition on the locked row; SQLite serialises writers). A claim left by a
  * dead process is free again when its lease runs out.
  */
-export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock'>, owner: string, limit: number) {
+export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock'>, owner: string, limit: number, leaseMs = LEASE_MS) {
   const now = clock.now()
   const due = { state: 'pending', nextAttemptAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
   const candidates = await db.webhookDelivery.findMany({ where: due, orderBy: { nextAttemptAt: 'asc' }, take: limit, select: { id: true } })
@@ -48,7 +50,7 @@ export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   await db.webhookDelivery.updateMany({
     where: { id: { in: candidates.map((c) => c.id) }, ...due },
-    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + LEASE_MS) },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
   })
   return db.webhookDelivery.findMany({
     where: { leaseOwner: token },
@@ -123,11 +125,13 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
  * it sends again after the lease is at most the POSTs in flight (<= concurrency), not the batch.
  */
 export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions): Promise<DispatchResult> {
-  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200)
+  const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
+  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200, leaseMs)
   const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
   if (!claimed.length) return result
+  const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
   await mapLimit(claimed, options.concurrency ?? 50, async (d) => {
-    const outcome = await attempt(deps, d, options.timeoutMs ?? TIMEOUT_MS)
+    const outcome = await attempt(deps, d, timeoutMs)
     result[await recordOutcome(deps, outcome, options)]++
   })
   return result
