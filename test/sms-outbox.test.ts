@@ -168,10 +168,12 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
     const other = await sendThatDies(s, 'reported-then-deadline', 'crash')
     clock.advance(1000)
     await applyDueCarrierEvents(kit.deps, 'w1')
+    control.mode = 'accept'
     clock.advance(DEADLINE)
     expect(await sweepSubmissions(kit.deps, 'w1')).toMatchObject({ claimed: 1, timedOut: 0 })
+    expect(await kit.db.scheduledCarrierEvent.count({ where: { messageId: other } })).toBe(0)
     expect(await state(other)).toMatchObject({ state: 'submitted' })
-    expect(await kit.db.message.findUniqueOrThrow({ where: { id: other } })).toMatchObject({ status: 'DELIVRD', creditsDeducted: 10_000n })
+    expect(await kit.db.message.findUniqueOrThrow({ where: { id: other } })).toMatchObject({ status: 'DELIVRD', creditsDeducted: 10_000n, gatewayMessageId: `sandbox-${other}` })
     expect(await balance(s)).toBe(80_000n)
     control.mode = 'accept'
   })

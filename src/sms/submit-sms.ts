@@ -147,15 +147,29 @@ export async function sweepSubmissions(deps: SubmitDeps, owner: string, { limit 
 
 /**
  * Past the deadline. A message the carrier already reported on (its first submit was accepted,
- * the process died before recording it) was sent after all: the submission is closed, no refund.
+ * the process died before recording it) was sent after all: no refund; the submission is closed
+ * with the gateway id, which a resubmission of the same id answers without sending again.
  * Anything else is refunded and FAILED with SUBMIT_TIMEOUT.
  */
 async function finishPastDeadline(deps: SubmitDeps, messageId: string, token: string): Promise<boolean> {
-  const message = await deps.db.message.findUnique({ where: { id: messageId }, select: { carrierStatus: true } })
+  const { db } = deps
+  const message = await db.message.findUnique({
+    where: { id: messageId },
+    select: { carrierStatus: true, mobile: true, sender: true, text: true, encoding: true, pages: true },
+  })
   if (message?.carrierStatus) {
-    await deps.db.smsSubmission.updateMany({
-      where: { messageId, state: 'pending', leaseOwner: token },
-      data: { state: 'submitted', finishedAt: deps.clock.now(), leaseUntil: null },
+    const accepted = await deps.gateway
+      .submit(
+        { id: messageId, to: message.mobile, sender: message.sender, text: message.text, encoding: message.encoding as 'GSM_7' | 'UCS_2', pages: message.pages },
+        { db, now: deps.clock.now() },
+      )
+      .catch(() => null)
+    await db.$transaction(async (tx) => {
+      const { count } = await tx.smsSubmission.updateMany({
+        where: { messageId, state: 'pending', leaseOwner: token },
+        data: { state: 'submitted', finishedAt: deps.clock.now(), leaseUntil: null },
+      })
+      if (count && accepted) await tx.message.update({ where: { id: messageId }, data: { gatewayMessageId: accepted.gatewayMessageId } })
     })
     return false
   }

@@ -120,9 +120,11 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
 }
 
 /**
- * One batch: claim, POST concurrently, and record each attempt and its delivery's new state as soon
- * as that POST completes. A process killed mid-batch has recorded every finished delivery, so what
- * it sends again after the lease is at most the POSTs in flight (<= concurrency), not the batch.
+ * One batch: claim, POST concurrently, and record each attempt and its delivery's new state as
+ * that POST completes. A POST's slot is freed only once its result is committed, so a process
+ * killed mid-batch sends again at most the deliveries in flight (<= concurrency), not the batch.
+ * Results that complete together share one commit (one connection, not one per POST: the API's
+ * requests share the pool).
  */
 export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions): Promise<DispatchResult> {
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
@@ -130,39 +132,87 @@ export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'l
   const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
   if (!claimed.length) return result
   const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
+  const record = groupCommit<Outcome>((outcomes) => recordOutcomes(deps, outcomes, options))
   await mapLimit(claimed, options.concurrency ?? 50, async (d) => {
     const outcome = await attempt(deps, d, timeoutMs)
-    result[await recordOutcome(deps, outcome, options)]++
+    await record(outcome)
+    if (outcome.ok) result.delivered++
+    else if (nextFor(outcome, deps.clock.now(), options)) result.retrying++
+    else result.failed++
   })
   return result
 }
 
-/** Writes one attempt and its delivery's new state (and a 410's disabling) in one transaction. */
-async function recordOutcome(
-  deps: Pick<Deps, 'db' | 'clock' | 'logger'>,
-  o: Outcome,
-  options: DispatchOptions,
-): Promise<'delivered' | 'retrying' | 'failed'> {
+/** When a failed delivery is tried next; null when it is finished (delivered, 410, no endpoint, schedule spent). */
+function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
+  if (o.ok || o.gone || !o.delivery.account.webhook) return null
+  return nextAttemptAt(o.delivery.attempts + 1, now, options.random, o.retryAfterMs)
+}
+
+/** Writes attempts and the deliveries' new states (and a 410's disabling) in one transaction. */
+async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outcomes: Outcome[], options: DispatchOptions) {
   const now = deps.clock.now()
-  const failures = o.delivery.attempts + 1
-  const next = o.ok || o.gone || !o.delivery.account.webhook ? null : nextAttemptAt(failures, now, options.random, o.retryAfterMs)
   await deps.db.$transaction(async (tx) => {
-    await tx.webhookAttempt.create({
-      data: { deliveryId: o.delivery.id, attempt: failures, url: o.url, statusCode: o.statusCode, durationMs: o.durationMs, error: o.error, createdAt: now },
+    await tx.webhookAttempt.createMany({
+      data: outcomes.map((o) => ({
+        deliveryId: o.delivery.id,
+        attempt: o.delivery.attempts + 1,
+        url: o.url,
+        statusCode: o.statusCode,
+        durationMs: o.durationMs,
+        error: o.error,
+        createdAt: now,
+      })),
     })
-    await tx.webhookDelivery.update({
-      where: { id: o.delivery.id },
-      data: o.ok
-        ? { state: 'delivered', attempts: failures, finishedAt: now, leaseUntil: null, lastError: null }
-        : next
+    const delivered = outcomes.filter((o) => o.ok)
+    if (delivered.length) {
+      await tx.webhookDelivery.updateMany({
+        where: { id: { in: delivered.map((o) => o.delivery.id) } },
+        data: { state: 'delivered', attempts: { increment: 1 }, finishedAt: now, leaseUntil: null, lastError: null },
+      })
+    }
+    for (const o of outcomes.filter((o) => !o.ok)) {
+      const failures = o.delivery.attempts + 1
+      const next = nextFor(o, now, options)
+      await tx.webhookDelivery.update({
+        where: { id: o.delivery.id },
+        data: next
           ? { attempts: failures, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
           : { state: 'failed', attempts: failures, finishedAt: now, leaseUntil: null, lastError: o.error },
-    })
-    if (o.gone) await tx.webhookEndpoint.updateMany({ where: { accountId: o.delivery.accountId }, data: { disabledAt: now } })
+      })
+    }
+    const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
+    if (gone.length) await tx.webhookEndpoint.updateMany({ where: { accountId: { in: gone } }, data: { disabledAt: now } })
   })
-  if (o.ok) return 'delivered'
-  deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
-  return next ? 'retrying' : 'failed'
+  for (const o of outcomes.filter((o) => !o.ok)) deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
+}
+
+/**
+ * Group commit: `record(item)` resolves once a write including `item` has committed. One write
+ * runs at a time; items arriving meanwhile go into the next one together.
+ */
+function groupCommit<T>(write: (items: T[]) => Promise<void>) {
+  let queue: { item: T; done: (error?: unknown) => void }[] = []
+  let running = false
+  const drain = async () => {
+    running = true
+    while (queue.length) {
+      const group = queue
+      queue = []
+      try {
+        await write(group.map((q) => q.item))
+        for (const q of group) q.done()
+      } catch (error) {
+        for (const q of group) q.done(error)
+      }
+    }
+    running = false
+  }
+  return (item: T) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ item, done: (error) => (error === undefined ? resolve() : reject(error)) })
+      if (!running) void drain()
+    })
 }
 
 /** Batches until nothing is due or the time budget is spent (one worker tick). */
