@@ -1,6 +1,7 @@
 // The real server (src/server.ts) as a child process that the crash test kills with SIGKILL.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
+import { openSync } from 'node:fs'
 
 /** A port free right now on 127.0.0.1 (the server gets it fixed: with LOG_LEVEL=silent it prints nothing). */
 export async function freePort(): Promise<number> {
@@ -19,9 +20,11 @@ export interface ServerProcess {
 }
 
 export async function startServer(env: Record<string, string>, port: number): Promise<ServerProcess> {
+  // CRASH_SERVER_LOG=<file> keeps the servers' warnings and errors there (for a failing run).
+  const logFile = process.env.CRASH_SERVER_LOG
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logFile ? 'warn' : 'silent' },
+    stdio: ['ignore', logFile ? openSync(logFile, 'a') : 'ignore', 'pipe'],
   })
   let err = ''
   child.stderr!.on('data', (d) => (err += d))
