@@ -161,7 +161,9 @@ describe.each(targets)('crash safety on $name', (target) => {
       const until = Date.now() + DEADLINE_MS + LEASE_MS + 60_000
       await sleep(DEADLINE_MS + LEASE_MS)
       while (Date.now() < until) {
-        const open = await deps.db.message.count({ where: { accountId: setup.accountId, done: false } })
+        const open =
+          (await deps.db.message.count({ where: { accountId: setup.accountId, done: false } })) +
+          (await deps.db.smsSubmission.count({ where: { state: 'pending' } }))
         const ids = new Set(receiver.received.map((r) => r.headers['webhook-id']))
         const deliveries = await deps.db.webhookDelivery.findMany({ select: { id: true } })
         if (!open && deliveries.every((d) => ids.has(d.id))) return
