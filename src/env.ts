@@ -33,6 +33,10 @@ const schema = z.object({
   TRUST_PROXY: bool.default(false),
   /** Delay before the sandbox gateway reports a final status. */
   SANDBOX_DELIVERY_DELAY_MS: z.coerce.number().int().min(0).default(1000),
+  /** A charged SMS not accepted by the gateway by then is refunded and FAILED (SUBMIT_TIMEOUT); docs/sms.md. */
+  SMS_SUBMIT_DEADLINE_MS: z.coerce.number().int().min(1000).default(300_000),
+  /** How long a worker's claim (SMS submit, carrier event, webhook delivery) holds before another takes it over. */
+  WORKER_LEASE_MS: z.coerce.number().int().min(500).default(60_000),
   /** How long now-playing data is shared between requests of one instance. */
   CHANNEL_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */

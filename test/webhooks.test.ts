@@ -195,6 +195,36 @@ describe.each(targets)('webhooks on $name', (target) => {
     expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([dead[0]!.id])
   })
 
+  it('records each delivery as its POST completes, not when the batch ends', async () => {
+    // One slow receiver answer holds the batch open; everything answered before it must already
+    // be recorded, so a process killed now would send again only what is still in flight.
+    const s = await accountWithWebhook()
+    const message = await kit.db.message.create({
+      data: { accountId: s.account.id, mobile: '+254712345678', sender: 'X', text: 'x', encoding: 'GSM_7', pages: 1, costPerPage: 0n, creditsDeducted: 0n, gateway: 'sandbox', status: 'SENT', broadcastAt: clock.now() },
+    })
+    const ids = Array.from({ length: 12 }, (_, i) => `msg_${'e'.repeat(28)}${String(i).padStart(4, '0')}`)
+    await kit.db.webhookDelivery.createMany({
+      data: ids.map((id) => ({ id, accountId: s.account.id, messageId: message.id, body: '{}', nextAttemptAt: clock.now() })),
+    })
+    let release: () => void = () => undefined
+    const held = new Promise<void>((r) => (release = r))
+    receiver.respond((req, res) => {
+      if (req.headers['webhook-id'] === ids[0]) void held.then(() => res.end('ok'))
+      else res.end('ok')
+    })
+    const batch = dispatch({ concurrency: 3, timeoutMs: 10_000 })
+    const deadline = Date.now() + 10_000
+    while ((await kit.db.webhookDelivery.count({ where: { id: { in: ids }, state: 'delivered' } })) < 11 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    const midBatch = await kit.db.webhookDelivery.findMany({ where: { id: { in: ids } }, select: { id: true, state: true }, orderBy: { id: 'asc' } })
+    release()
+    expect(await batch).toMatchObject({ claimed: 12, delivered: 12 })
+    expect(midBatch.filter((d) => d.state === 'pending').map((d) => d.id)).toEqual([ids[0]])
+    expect(await kit.db.webhookAttempt.count({ where: { deliveryId: { in: ids } } })).toBe(12)
+    receiver.respond(reply(200))
+  })
+
   it('redelivers on request with the same id and body', async () => {
     receiver.received.length = 0
     receiver.respond(reply(200))

@@ -96,9 +96,11 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   sendSms: t.prismaField({
     type: 'Message',
+    description:
+      'Charges and sends one SMS. Usually answers SENT (or FAILED, refunded, when the gateway refuses); PENDING while a gateway outage is retried, ending SENT or FAILED (SUBMIT_TIMEOUT, refunded). With an Idempotency-Key header a retry answers the first message and charges nothing.',
     args: { input: t.arg({ type: SendSmsInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const { id } = await sendSms(ctx.deps, (await ctx.account()).id, input)
+      const { id } = await sendSms(ctx.deps, (await ctx.account()).id, input, { idempotencyKey: ctx.idempotencyKey })
       return ctx.deps.db.message.findUniqueOrThrow({ ...query, where: { id } })
     },
   }),

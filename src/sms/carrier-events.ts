@@ -1,14 +1,13 @@
 import type { Deps } from '../deps.js'
-import { recordCarrierStatus } from './record-status.js'
-
-const LEASE_MS = 60_000
+import { applyStatusChange } from './record-status.js'
+import { mapCarrierStatus } from './delivery-status.js'
 
 /**
  * Applies carrier events that have come due (the sandbox's delayed reports). Claimed with a lease
  * so that several instances never apply one twice; a claim left by a dead process is taken over
  * when its lease runs out.
  */
-export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock'>, owner: string, limit = 500): Promise<number> {
+export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'env'>, owner: string, limit = 500): Promise<number> {
   const { db } = deps
   const now = deps.clock.now()
   const due = { dueAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
@@ -17,18 +16,26 @@ export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock'>, ow
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2)}`
   await db.scheduledCarrierEvent.updateMany({
     where: { id: { in: candidates.map((c) => c.id) }, ...due },
-    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + LEASE_MS) },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS) },
   })
   const claimed = await db.scheduledCarrierEvent.findMany({ where: { leaseOwner: token } })
   for (const event of claimed) {
-    await recordCarrierStatus(deps, {
-      messageId: event.messageId,
-      status: event.carrierStatus,
-      errorCode: event.errorCode,
-      mccmnc: event.mccmnc,
-      at: deps.clock.now(),
-    }).catch(() => undefined)
-    await db.scheduledCarrierEvent.delete({ where: { id: event.id } })
+    // Applying the report and removing the event are one transaction: a crash between the two
+    // would otherwise apply the report again after the lease (a second status row and webhook).
+    await db
+      .$transaction(async (tx) => {
+        const { count } = await tx.scheduledCarrierEvent.deleteMany({ where: { id: event.id, leaseOwner: token } })
+        if (!count) return
+        await applyStatusChange(tx, event.messageId, {
+          status: mapCarrierStatus(event.carrierStatus),
+          carrierStatus: event.carrierStatus,
+          carrierErrorCode: event.errorCode,
+          mccmnc: event.mccmnc,
+          at: deps.clock.now(),
+        })
+      })
+      // The message is gone (account deleted): the event has nothing left to report.
+      .catch(() => db.scheduledCarrierEvent.deleteMany({ where: { id: event.id } }))
   }
   return claimed.length
 }

@@ -2,6 +2,10 @@ import type { Db } from '../db/client.js'
 
 /** What a gateway is handed. */
 export interface OutgoingSms {
+  /**
+   * Our message id, sent to the carrier as the client reference. The same id may be submitted
+   * again after a crash (the first attempt's answer was never recorded): see `SmsGateway.submit`.
+   */
   id: string
   to: string
   sender: string
@@ -16,6 +20,18 @@ export interface GatewayContext {
 }
 
 /**
+ * Thrown by a gateway when the submit may succeed later (connection lost, carrier busy, timeout):
+ * the submission is retried with backoff until its deadline. Anything else thrown is a refusal:
+ * the credits go back and the message is FAILED at once.
+ */
+export class TransientGatewayError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'TransientGatewayError'
+  }
+}
+
+/**
  * The seam to a carrier. A connector (SMPP bind, HTTP aggregator) implements `submit` and reports
  * what happens next through `recordCarrierStatus` (src/sms/record-status.ts) with the id it
  * returned here. Nothing else in the service knows which gateway is in use. See docs/sms.md.
@@ -24,6 +40,11 @@ export interface SmsGateway {
   readonly name: string
   /** Messages through this gateway are marked `sandbox: true`. */
   readonly sandbox: boolean
-  /** Resolves once the carrier accepted the message; throws when it refused it. */
+  /**
+   * Resolves once the carrier accepted the message; throws when it refused it (a
+   * `TransientGatewayError` when worth retrying). Must be idempotent per `message.id`: a second
+   * submit of an id the carrier already has answers the first gateway id and sends nothing more
+   * (SMPP: check by client reference before submit_sm; HTTP: pass the id as the idempotency key).
+   */
   submit(message: OutgoingSms, context: GatewayContext): Promise<{ gatewayMessageId: string; mccmnc?: string }>
 }

@@ -18,16 +18,25 @@ export const newWebhookId = () => `msg_${randomUUID().replace(/-/g, '')}`
 /**
  * Applies one status change to a message, records it in the history and, when the account has
  * an active webhook, writes the delivery to the outbox: all in the caller's transaction.
- * A non-final status arriving after a final one is ignored (late ENROUTE after DELIVRD).
+ * A non-final status arriving after a final one is ignored (late ENROUTE after DELIVRD), and so is
+ * any carrier report on a message whose credits were refunded.
  * Returns false when ignored.
  */
 export async function applyStatusChange(tx: Tx, messageId: string, change: StatusChange): Promise<boolean> {
   const current = await tx.message.findUnique({
     where: { id: messageId },
-    select: { status: true, done: true, account: { select: { timezone: true, webhook: { select: { disabledAt: true } } } } },
+    select: {
+      status: true,
+      done: true,
+      submission: { select: { state: true } },
+      account: { select: { timezone: true, webhook: { select: { disabledAt: true } } } },
+    },
   })
   if (!current) throw notFound('Message')
   if (current.done && !isFinal(change.status)) return false
+  // A carrier report for a message refunded as never submitted (it reached the carrier after all)
+  // cannot undo the refund; the message stays FAILED so balance and report agree.
+  if (change.carrierStatus && current.submission?.state === 'refunded') return false
   const final = isFinal(change.status)
   const message = await tx.message.update({
     where: { id: messageId },

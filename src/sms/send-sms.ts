@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import { AppError, validationError } from '../errors.js'
+import { AppError, isUniqueViolation, validationError } from '../errors.js'
 import { normalizeMobile } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { MAX_PAGES, segment } from './encoding.js'
 import { applyStatusChange } from './record-status.js'
+import { leaseToken, submitHeld } from './submit-sms.js'
 
 export interface SendSmsInput {
   to: string
@@ -15,12 +16,36 @@ export interface SendSmsInput {
 /** Sender ids: up to 11 letters/digits/spaces (alphanumeric) or a phone number of up to 15 digits. */
 const SENDER_PATTERN = /^(?:[A-Za-z0-9 .&-]{1,11}|\+?\d{3,15})$/
 
+/** The Idempotency-Key form of the contract: 1-255 printable ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/
+
+export interface SendSmsOptions {
+  /** The request's Idempotency-Key: a retry with the same key answers the first message. */
+  idempotencyKey?: string | null
+}
+
+export type SendSmsStatus = 'SENT' | 'PENDING' | 'FAILED' | 'NOCREDT' | (string & {})
+
 /**
- * Sends one SMS. Credits for every page are deducted atomically; without enough credit the message
- * is not sent and its report is NOCREDT (done). Returns the message id (the report reference).
+ * Sends one SMS through the submission outbox. One transaction deducts the credits for every page
+ * and writes the message (PENDING) with its SmsSubmission; without enough credit the message is
+ * NOCREDT (done) and nothing is submitted. After the commit the submit is tried at once in this
+ * process, so the usual answer is SENT (or FAILED, refunded, when the gateway refuses); PENDING
+ * when it must be retried. The worker's sweeper finishes what a crash or a gateway outage left:
+ * a resubmission carries the same message id, which the gateway recognises, and past the
+ * deadline the credits go back exactly once. Returns the message id (the report reference).
  */
-export async function sendSms(deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'>, accountId: string, input: SendSmsInput) {
+export async function sendSms(
+  deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'>,
+  accountId: string,
+  input: SendSmsInput,
+  options: SendSmsOptions = {},
+): Promise<{ id: string; status: SendSmsStatus; replayed?: boolean }> {
   const { db, gateway } = deps
+  const key = options.idempotencyKey ?? null
+  if (key !== null && !IDEMPOTENCY_KEY.test(key)) {
+    throw validationError([{ field: 'Idempotency-Key', message: 'Idempotency-Key must be 1-255 printable ASCII characters' }])
+  }
   const rules = new InputRules()
   const rawTo = rules.required('to', input.to, 64)
   const to = rawTo ? normalizeMobile(rawTo, deps.env.DEFAULT_COUNTRY) : null
@@ -32,60 +57,96 @@ export async function sendSms(deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway
   const seg = segment(input.message)
   if (seg.pages > MAX_PAGES) throw validationError([{ field: 'message', message: `message is longer than ${MAX_PAGES} pages` }])
 
+  if (key !== null) {
+    const first = await findByKey(deps, accountId, key, to!, input.message)
+    if (first) return first
+  }
+
   const now = deps.clock.now()
   const id = randomUUID()
-  const created = await db.$transaction(async (tx) => {
-    const account = await tx.account.findUniqueOrThrow({ where: { id: accountId }, select: { pricePerPage: true, name: true } })
-    const cost = account.pricePerPage * BigInt(seg.pages)
-    const { count: paid } = await tx.account.updateMany({
-      where: { id: accountId, creditBalance: { gte: cost } },
-      data: { creditBalance: { decrement: cost } },
+  const token = leaseToken('send', now)
+  let created: { paid: boolean }
+  try {
+    created = await db.$transaction(async (tx) => {
+      const account = await tx.account.findUniqueOrThrow({ where: { id: accountId }, select: { pricePerPage: true, name: true } })
+      const cost = account.pricePerPage * BigInt(seg.pages)
+      const { count: paid } = await tx.account.updateMany({
+        where: { id: accountId, creditBalance: { gte: cost } },
+        data: { creditBalance: { decrement: cost } },
+      })
+      await tx.message.create({
+        data: {
+          id,
+          accountId,
+          mobile: to!,
+          sender: sender || defaultSender(account.name),
+          text: input.message,
+          encoding: seg.encoding,
+          pages: seg.pages,
+          costPerPage: account.pricePerPage,
+          creditsDeducted: paid ? cost : 0n,
+          sandbox: gateway.sandbox,
+          gateway: gateway.name,
+          status: 'PENDING',
+          broadcastAt: now,
+          idempotencyKey: key,
+          createdAt: now,
+        },
+      })
+      await tx.messageStatusUpdate.create({ data: { messageId: id, status: 'PENDING', createdAt: now } })
+      if (!paid) {
+        await applyStatusChange(tx, id, { status: 'NOCREDT', at: now })
+        return { paid: false }
+      }
+      // Held by this request for the in-process submit below; the sweeper takes it over only
+      // when the lease has passed (this process died or is stuck).
+      await tx.smsSubmission.create({
+        data: {
+          messageId: id,
+          accountId,
+          nextAttemptAt: now,
+          deadlineAt: new Date(now.getTime() + deps.env.SMS_SUBMIT_DEADLINE_MS),
+          leaseOwner: token,
+          leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS),
+          createdAt: now,
+        },
+      })
+      return { paid: true }
     })
-    await tx.message.create({
-      data: {
-        id,
-        accountId,
-        mobile: to!,
-        sender: sender || defaultSender(account.name),
-        text: input.message,
-        encoding: seg.encoding,
-        pages: seg.pages,
-        costPerPage: account.pricePerPage,
-        creditsDeducted: paid ? cost : 0n,
-        sandbox: gateway.sandbox,
-        gateway: gateway.name,
-        status: 'PENDING',
-        broadcastAt: now,
-        createdAt: now,
-      },
-    })
-    await tx.messageStatusUpdate.create({ data: { messageId: id, status: 'PENDING', createdAt: now } })
-    if (!paid) await applyStatusChange(tx, id, { status: 'NOCREDT', at: now })
-    return { paid: paid > 0, cost }
-  })
-  if (!created.paid) return { id, status: 'NOCREDT' as const }
+  } catch (error) {
+    // The same key sent twice at once: the other request committed first; answer its message.
+    if (key !== null && isUniqueViolation(error)) {
+      const first = await findByKey(deps, accountId, key, to!, input.message)
+      if (first) return first
+    }
+    throw error
+  }
+  if (!created.paid) return { id, status: 'NOCREDT' }
 
   try {
-    const accepted = await gateway.submit(
-      { id, to: to!, sender: sender || '', text: input.message, encoding: seg.encoding, pages: seg.pages },
-      { db, now },
-    )
-    await db.$transaction(async (tx) => {
-      await tx.message.update({ where: { id }, data: { gatewayMessageId: accepted.gatewayMessageId } })
-      await applyStatusChange(tx, id, { status: 'SENT', mccmnc: accepted.mccmnc, at: deps.clock.now() })
-    })
-    return { id, status: 'SENT' as const }
+    const outcome = await submitHeld(deps, id, token)
+    if (outcome === 'SENT' || outcome === 'FAILED') return { id, status: outcome }
   } catch (error) {
-    if (error instanceof AppError) throw error
-    deps.logger.warn({ err: error, messageId: id, gateway: gateway.name }, 'gateway refused a message')
-    // Not sent: the credits go back.
-    await db.$transaction(async (tx) => {
-      await tx.account.update({ where: { id: accountId }, data: { creditBalance: { increment: created.cost } } })
-      await tx.message.update({ where: { id }, data: { creditsDeducted: 0n } })
-      await applyStatusChange(tx, id, { status: 'FAILED', carrierErrorCode: 'SUBMIT', at: deps.clock.now() })
-    })
-    return { id, status: 'FAILED' as const }
+    // Charged and recorded: the sweeper resubmits once the lease has passed.
+    deps.logger.error({ err: error, messageId: id }, 'in-process submit failed; left to the sweeper')
   }
+  const current = await db.message.findUniqueOrThrow({ where: { id }, select: { status: true } })
+  return { id, status: current.status }
+}
+
+/** The message an earlier request with this key created, or null. Another request under the key is refused. */
+async function findByKey(deps: Pick<Deps, 'db'>, accountId: string, key: string, to: string, text: string) {
+  const first = await deps.db.message.findUnique({
+    where: { accountId_idempotencyKey: { accountId, idempotencyKey: key } },
+    select: { id: true, status: true, mobile: true, text: true },
+  })
+  if (!first) return null
+  if (first.mobile !== to || first.text !== text) {
+    throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request', [
+      { field: 'Idempotency-Key', message: 'already used for another message' },
+    ])
+  }
+  return { id: first.id, status: first.status, replayed: true }
 }
 
 const defaultSender = (accountName: string) => accountName.replace(/[^A-Za-z0-9 ]/g, '').trim().slice(0, 11) || 'SMS'

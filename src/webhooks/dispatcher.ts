@@ -7,7 +7,7 @@ import { guardedLookup, isPublicAddress } from './ssrf-guard.js'
 import { sign } from './signature.js'
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
 
-/** Longer than the 10 s request timeout: a live claim never expires under a running attempt. */
+/** The default claim (WORKER_LEASE_MS); requests time out at half the lease at most, so a live claim never expires under a running attempt. */
 export const LEASE_MS = 60_000
 export const TIMEOUT_MS = 10_000
 
@@ -21,8 +21,10 @@ export interface DispatchOptions {
   /** Concurrent POSTs. */
   concurrency?: number
   random?: () => number
-  /** Request timeout; 10 s unless a test shortens it. */
+  /** Request timeout; 10 s or half the lease, whichever is shorter, unless a test shortens it. */
   timeoutMs?: number
+  /** Claim lease; WORKER_LEASE_MS by default. */
+  leaseMs?: number
 }
 
 export interface DispatchResult {
@@ -40,7 +42,7 @@ type Claimed = Awaited<ReturnType<typeof claimDueDeliveries>>[number]
  * re-checks the lease condition on the locked row; SQLite serialises writers). A claim left by a
  * dead process is free again when its lease runs out.
  */
-export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock'>, owner: string, limit: number) {
+export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock'>, owner: string, limit: number, leaseMs = LEASE_MS) {
   const now = clock.now()
   const due = { state: 'pending', nextAttemptAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
   const candidates = await db.webhookDelivery.findMany({ where: due, orderBy: { nextAttemptAt: 'asc' }, take: limit, select: { id: true } })
@@ -48,7 +50,7 @@ export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   await db.webhookDelivery.updateMany({
     where: { id: { in: candidates.map((c) => c.id) }, ...due },
-    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + LEASE_MS) },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
   })
   return db.webhookDelivery.findMany({
     where: { leaseOwner: token },
@@ -117,18 +119,40 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
   }
 }
 
-/** One batch: claim, POST concurrently, record every attempt and the new states. */
+/**
+ * One batch: claim, POST concurrently, and record each attempt and its delivery's new state as
+ * that POST completes. A POST's slot is freed only once its result is committed, so a process
+ * killed mid-batch sends again at most the deliveries in flight (<= concurrency), not the batch.
+ * Results that complete together share one commit (one connection, not one per POST: the API's
+ * requests share the pool).
+ */
 export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions): Promise<DispatchResult> {
-  const { db } = deps
-  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200)
+  const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
+  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200, leaseMs)
   const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
   if (!claimed.length) return result
-  const outcomes = await mapLimit(claimed, options.concurrency ?? 50, (d) => attempt(deps, d, options.timeoutMs ?? TIMEOUT_MS))
-  const now = deps.clock.now()
+  const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
+  const record = groupCommit<Outcome>((outcomes) => recordOutcomes(deps, outcomes, options))
+  await mapLimit(claimed, options.concurrency ?? 50, async (d) => {
+    const outcome = await attempt(deps, d, timeoutMs)
+    await record(outcome)
+    if (outcome.ok) result.delivered++
+    else if (nextFor(outcome, deps.clock.now(), options)) result.retrying++
+    else result.failed++
+  })
+  return result
+}
 
-  const delivered = outcomes.filter((o) => o.ok)
-  const failedOnes = outcomes.filter((o) => !o.ok)
-  await db.$transaction(async (tx) => {
+/** When a failed delivery is tried next; null when it is finished (delivered, 410, no endpoint, schedule spent). */
+function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
+  if (o.ok || o.gone || !o.delivery.account.webhook) return null
+  return nextAttemptAt(o.delivery.attempts + 1, now, options.random, o.retryAfterMs)
+}
+
+/** Writes attempts and the deliveries' new states (and a 410's disabling) in one transaction. */
+async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outcomes: Outcome[], options: DispatchOptions) {
+  const now = deps.clock.now()
+  await deps.db.$transaction(async (tx) => {
     await tx.webhookAttempt.createMany({
       data: outcomes.map((o) => ({
         deliveryId: o.delivery.id,
@@ -140,30 +164,55 @@ export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'l
         createdAt: now,
       })),
     })
+    const delivered = outcomes.filter((o) => o.ok)
     if (delivered.length) {
       await tx.webhookDelivery.updateMany({
         where: { id: { in: delivered.map((o) => o.delivery.id) } },
         data: { state: 'delivered', attempts: { increment: 1 }, finishedAt: now, leaseUntil: null, lastError: null },
       })
     }
-    for (const o of failedOnes) {
+    for (const o of outcomes.filter((o) => !o.ok)) {
       const failures = o.delivery.attempts + 1
-      const next = o.gone || !o.delivery.account.webhook ? null : nextAttemptAt(failures, now, options.random, o.retryAfterMs)
+      const next = nextFor(o, now, options)
       await tx.webhookDelivery.update({
         where: { id: o.delivery.id },
         data: next
           ? { attempts: failures, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
           : { state: 'failed', attempts: failures, finishedAt: now, leaseUntil: null, lastError: o.error },
       })
-      if (next) result.retrying++
-      else result.failed++
     }
     const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
     if (gone.length) await tx.webhookEndpoint.updateMany({ where: { accountId: { in: gone } }, data: { disabledAt: now } })
   })
-  result.delivered = delivered.length
-  for (const o of failedOnes) deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
-  return result
+  for (const o of outcomes.filter((o) => !o.ok)) deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
+}
+
+/**
+ * Group commit: `record(item)` resolves once a write including `item` has committed. One write
+ * runs at a time; items arriving meanwhile go into the next one together.
+ */
+function groupCommit<T>(write: (items: T[]) => Promise<void>) {
+  let queue: { item: T; done: (error?: unknown) => void }[] = []
+  let running = false
+  const drain = async () => {
+    running = true
+    while (queue.length) {
+      const group = queue
+      queue = []
+      try {
+        await write(group.map((q) => q.item))
+        for (const q of group) q.done()
+      } catch (error) {
+        for (const q of group) q.done(error)
+      }
+    }
+    running = false
+  }
+  return (item: T) =>
+    new Promise<void>((resolve, reject) => {
+      queue.push({ item, done: (error) => (error === undefined ? resolve() : reject(error)) })
+      if (!running) void drain()
+    })
 }
 
 /** Batches until nothing is due or the time budget is spent (one worker tick). */

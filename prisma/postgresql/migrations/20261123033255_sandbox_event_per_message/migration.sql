@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE UNIQUE INDEX "ScheduledCarrierEvent_messageId_key" ON "ScheduledCarrierEvent"("messageId");
