@@ -13,11 +13,16 @@ import { restRoutes } from '../rest-compat/routes.js'
 import { createRateLimiter } from './rate-limit.js'
 import { bearerToken } from './auth/api-keys.js'
 import { Microcache } from './microcache.js'
+import { createMetrics, type Metrics } from './metrics/create-metrics.js'
+import { graphqlMetricsPlugin } from './metrics/graphql-plugin.js'
+import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 
 export interface AppOptions {
   deps: Deps
   /** Readiness: database reachable and migrations applied. */
   ready: () => Promise<boolean>
+  /** The server passes its own, already fed by the Prisma client's query events. */
+  metrics?: Metrics
 }
 
 export interface App {
@@ -26,8 +31,9 @@ export interface App {
   microcache: Microcache
 }
 
-export function createApp({ deps, ready }: AppOptions): App {
+export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions): App {
   const { env, logger } = deps
+  const scrapeMetrics = metricsEndpoint(metrics, deps)
   const yoga = createYoga<{ requestId: string }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -60,6 +66,7 @@ export function createApp({ deps, ready }: AppOptions): App {
       maxDepthPlugin({ n: 12, flattenFragments: true }),
       maxAliasesPlugin({ n: 30 }),
       costLimitPlugin({ maxCost: 5000 }),
+      graphqlMetricsPlugin(metrics),
     ],
   })
 
@@ -77,6 +84,7 @@ export function createApp({ deps, ready }: AppOptions): App {
 
   async function route(request: Request, url: URL, requestId: string): Promise<Response> {
     if (url.pathname === '/healthz') return json({ status: 'ok' }, 200)
+    if (url.pathname === '/metrics' && env.METRICS_ENABLED) return scrapeMetrics(request, requestId)
     if (url.pathname === '/readyz') {
       const ok = await ready()
       return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
@@ -114,6 +122,7 @@ export function createApp({ deps, ready }: AppOptions): App {
         response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
       }
       response.headers.set('X-Request-Id', requestId)
+      metrics.observeRequest(request.method, url.pathname, response.status, (performance.now() - started) / 1000)
       logger.info(
         { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started) },
         'request',

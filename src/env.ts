@@ -30,6 +30,10 @@ const schema = z.object({
   CHANNEL_CACHE_MS: z.coerce.number().int().min(0).default(1000),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */
   WORKER_ENABLED: bool.default(true),
+  /** Serve Prometheus metrics at GET /metrics. */
+  METRICS_ENABLED: bool.default(true),
+  /** When set, /metrics requires `Authorization: Bearer <token>`. */
+  METRICS_TOKEN: z.string().min(1).optional(),
 })
 
 export type Env = z.infer<typeof schema> & { PUBLIC_BASE_URL: string }

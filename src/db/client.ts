@@ -24,13 +24,15 @@ export interface Database {
 export interface OpenOptions {
   /** Receives every SQL statement Prisma sends (tests count them). */
   onQuery?: (sql: string) => void
+  /** Receives every query event with its duration in milliseconds (metrics). */
+  onQueryEvent?: (event: { query: string; duration: number }) => void
   /** PostgreSQL pool size per instance. */
   poolSize?: number
 }
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url)
-  const log = options.onQuery ? [{ emit: 'event' as const, level: 'query' as const }] : []
+  const log = options.onQuery || options.onQueryEvent ? [{ emit: 'event' as const, level: 'query' as const }] : []
   let prisma: Db
   if (target.kind === 'sqlite') {
     const adapter = new PrismaBetterSQLite3({ url: target.file!, timeout: 10_000 })
@@ -51,6 +53,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const onQuery = options.onQuery
     ;(prisma as unknown as { $on(e: 'query', cb: (ev: { query: string }) => void): void }).$on('query', (ev) => onQuery(ev.query))
   }
+  if (options.onQueryEvent) (prisma as unknown as { $on(e: 'query', cb: (ev: { query: string; duration: number }) => void): void }).$on('query', options.onQueryEvent)
   const expected = migrationsOf(target.kind).map((m) => m.name)
   return {
     prisma,
