@@ -15,6 +15,9 @@ import { Microcache } from './microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
+import { createMetrics, type Metrics } from './metrics/create-metrics.js'
+import { graphqlMetricsPlugin } from './metrics/graphql-plugin.js'
+import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
@@ -23,6 +26,8 @@ export interface AppOptions {
   deps: Deps
   /** Readiness: database reachable and migrations applied. */
   ready: () => Promise<boolean>
+  /** The server passes its own, already fed by the Prisma client's query events. */
+  metrics?: Metrics
 }
 
 /**
@@ -37,8 +42,9 @@ export interface App {
   microcache: Microcache
 }
 
-export function createApp({ deps, ready }: AppOptions): App {
+export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions): App {
   const { env, logger } = deps
+  const scrapeMetrics = metricsEndpoint(metrics, deps)
   const yoga = createYoga<{ requestId: string }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -74,7 +80,7 @@ export function createApp({ deps, ready }: AppOptions): App {
       },
     },
     // Size, tokens, nesting, depth, aliases and list-aware cost: src/graphql/limits/.
-    plugins: [graphqlLimitsPlugin()],
+    plugins: [graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics)],
   })
 
   const microcache = new Microcache(env.CHANNEL_CACHE_MS)
@@ -109,6 +115,7 @@ export function createApp({ deps, ready }: AppOptions): App {
 
   async function route(request: Request, url: URL, requestId: string, server?: ServerContext): Promise<Response> {
     if (url.pathname === '/healthz') return json({ status: 'ok' }, 200)
+    if (url.pathname === '/metrics' && env.METRICS_ENABLED) return scrapeMetrics(request, requestId)
     if (url.pathname === '/readyz') {
       // A hung database must not hang the probe: not ready after READY_TIMEOUT_MS.
       const ok = await Promise.race([ready().catch(() => false), new Promise<false>((r) => setTimeout(r, READY_TIMEOUT_MS, false).unref())])
@@ -162,6 +169,7 @@ export function createApp({ deps, ready }: AppOptions): App {
         response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
       }
       response.headers.set('X-Request-Id', requestId)
+      metrics.observeRequest(request.method, url.pathname, response.status, (performance.now() - started) / 1000)
       logger.info(
         { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started) },
         'request',

@@ -68,6 +68,10 @@ const schema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
   /** Open sockets per instance; further connections are dropped at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1024),
+  /** Serve Prometheus metrics at GET /metrics. */
+  METRICS_ENABLED: bool.default(true),
+  /** When set, /metrics requires `Authorization: Bearer <token>`. */
+  METRICS_TOKEN: z.string().min(1).optional(),
 })
 
 export type Env = z.infer<typeof schema> & { PUBLIC_BASE_URL: string }

@@ -8,22 +8,35 @@ import { createApp } from './app.js'
 import { createDeps } from './deps.js'
 import { startWorker } from './worker.js'
 import { createDrain, createListener, serverOptions } from './http-listener.js'
+import { createMetrics } from './metrics/create-metrics.js'
+import { describeListenError, describeStartupError } from './startup-errors.js'
 
 const env = loadEnvOrExit()
 const logger = createLogger(env.LOG_LEVEL)
 
-const applied = await applyMigrations(env.DATABASE_URL)
-if (applied.length) logger.info({ applied }, 'migrations applied')
-const database = await openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env) })
+const metrics = createMetrics()
+
+/** Problems an operator can fix get one line naming the fix; anything else keeps its stack. */
+function exitAtStart(error: unknown, line: string | null): never {
+  console.error(line ?? error)
+  process.exit(1)
+}
+
+const database = await (async () => {
+  const applied = await applyMigrations(env.DATABASE_URL)
+  if (applied.length) logger.info({ applied }, 'migrations applied')
+  return openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env), onQueryEvent: metrics.observeQuery })
+})().catch((error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)))
 const deps = createDeps(database, env, { logger })
 // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
 const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
-const app = createApp({ deps, ready })
+const app = createApp({ deps, ready, metrics })
 
 const worker = env.WORKER_ENABLED ? startWorker(deps) : null
 const server = createServer(serverOptions(env), createListener(app, deps))
 server.maxConnections = env.HTTP_MAX_CONNECTIONS
 const drain = createDrain(server)
+server.once('error', (error) => exitAtStart(error, describeListenError(error, env.HOST, env.PORT)))
 server.listen(env.PORT, env.HOST, () => {
   const { port } = server.address() as AddressInfo
   logger.info({ url: `http://${env.HOST}:${port}`, graphql: '/graphql', database: database.kind, worker: env.WORKER_ENABLED }, 'listening')

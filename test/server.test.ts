@@ -1,11 +1,13 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, existsSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function start(env: Record<string, string>, command: [string, ...string[]] = [process.execPath, '--import', 'tsx', 'src/server.ts']) {
+  // Its own process group, so a test can tell whether anything of the tree is left.
+  const child = spawn(command[0], command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   let out = ''
   let err = ''
   child.stdout.on('data', (d) => (out += d))
@@ -32,7 +34,7 @@ describe('npm start (src/server.ts)', () => {
       expect(await server.exited).toBe(0)
       expect(server.output()).toContain('"msg":"shutting down"')
     } finally {
-      server.child.kill('SIGKILL')
+      if (groupAlive(server.child)) process.kill(-server.child.pid!, 'SIGKILL')
       rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
@@ -42,4 +44,77 @@ describe('npm start (src/server.ts)', () => {
     expect(await server.exited).toBe(1)
     expect(server.errors()).toMatch(/Invalid configuration:\n {2}PORT: .*\n {2}DEFAULT_COUNTRY: /)
   }, 30_000)
+})
+
+async function listeningUrl(server: ReturnType<typeof start>): Promise<string> {
+  const deadline = Date.now() + 60_000
+  while (!server.output().includes('"msg":"listening"') && Date.now() < deadline) {
+    if (server.child.exitCode !== null) throw new Error(`exited early:\n${server.output()}\n${server.errors()}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const line = server.output().split('\n').find((l) => l.includes('"msg":"listening"'))
+  if (!line) throw new Error(`not listening:\n${server.output()}\n${server.errors()}`)
+  return JSON.parse(line).url
+}
+
+/** True while any process of the group led by `child` is alive. */
+function groupAlive(child: ChildProcess): boolean {
+  try {
+    process.kill(-child.pid!, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function portFree(port: number): Promise<boolean> {
+  const probe = createServer()
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false))
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)))
+  })
+}
+
+describe('process supervision', () => {
+  it('npm start hands SIGTERM to the server: the port is freed and the whole process tree exits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-npm-start-'))
+    const server = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' }, ['npm', 'start'])
+    try {
+      const url = await listeningUrl(server)
+      const port = Number(new URL(url).port)
+      expect((await fetch(`${url}/readyz`)).status).toBe(200)
+      expect(await portFree(port)).toBe(false)
+      // The signal goes to npm itself, as a container runtime or systemd would send it.
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+      expect(server.output()).toContain('"msg":"shutting down"')
+      const deadline = Date.now() + 10_000
+      while (groupAlive(server.child) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+      expect(groupAlive(server.child)).toBe(false)
+      expect(await portFree(port)).toBe(true)
+    } finally {
+      if (groupAlive(server.child)) process.kill(-server.child.pid!, 'SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 90_000)
+
+  it('npm run build compiles to dist/, and node dist/server.js migrates, answers /readyz and stops on SIGTERM', async () => {
+    const build = start({}, ['npm', 'run', 'build'])
+    expect(await build.exited, build.errors()).toBe(0)
+    expect(existsSync(join('dist', 'prisma', 'sqlite', 'migrations'))).toBe(true)
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-dist-'))
+    const server = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' }, [process.execPath, 'dist/server.js'])
+    try {
+      const url = await listeningUrl(server)
+      // Ready means every checked-in migration is applied: dist/ found them.
+      expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' })
+      expect(server.output()).toContain('"msg":"migrations applied"')
+      expect((await fetch(`${url}/metrics`)).status).toBe(200)
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+    } finally {
+      if (groupAlive(server.child)) process.kill(-server.child.pid!, 'SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 180_000)
 })

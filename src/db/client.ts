@@ -52,6 +52,8 @@ const QUERY_TIMEOUT_MARGIN_MS = 1000
 export interface OpenOptions {
   /** Receives every SQL statement Prisma sends (tests count them). */
   onQuery?: (sql: string) => void
+  /** Receives every query event with its duration in milliseconds (metrics). */
+  onQueryEvent?: (event: { query: string; duration: number }) => void
   /** PostgreSQL pool size per instance. */
   poolSize?: number
   timeouts?: Partial<DatabaseTimeouts>
@@ -59,7 +61,7 @@ export interface OpenOptions {
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url)
-  const log = options.onQuery ? [{ emit: 'event' as const, level: 'query' as const }] : []
+  const log = options.onQuery || options.onQueryEvent ? [{ emit: 'event' as const, level: 'query' as const }] : []
   const timeouts = { ...defaultTimeouts, ...options.timeouts }
   // maxWait: starting a transaction waits for a pool slot no longer than a plain query does.
   const transactionOptions = { timeout: timeouts.transactionMs, maxWait: timeouts.connectMs }
@@ -93,6 +95,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const onQuery = options.onQuery
     ;(prisma as unknown as { $on(e: 'query', cb: (ev: { query: string }) => void): void }).$on('query', (ev) => onQuery(ev.query))
   }
+  if (options.onQueryEvent) (prisma as unknown as { $on(e: 'query', cb: (ev: { query: string; duration: number }) => void): void }).$on('query', options.onQueryEvent)
   const expected = migrationsOf(target.kind).map((m) => m.name)
   return {
     prisma,
