@@ -5,6 +5,7 @@ import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
 import type { RestRoute, RouteInput } from './route.js'
 import { etagMatches, type Microcache } from '../src/microcache.js'
+import { isStorableText } from '../src/messaging/input-rules.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -53,13 +54,18 @@ export function createRestRouter(options: RestRouterOptions) {
     })
     .sort((a, b) => b.specificity - a.specificity)
 
+  /** Routes whose pattern fits the path; `params` is null when a segment cannot name anything (see decodeParam). */
   function match(path: string) {
-    const hits: { c: CompiledRoute; params: Record<string, string> }[] = []
+    const hits: { c: CompiledRoute; params: Record<string, string> | null }[] = []
     for (const c of compiled) {
       const m = c.pattern.exec(path)
       if (!m) continue
-      const params: Record<string, string> = {}
-      c.paramNames.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1]!)))
+      let params: Record<string, string> | null = {}
+      for (const [i, name] of c.paramNames.entries()) {
+        const value = decodeParam(m[i + 1]!)
+        if (value === null) params = null
+        else if (params) params[name] = value
+      }
       hits.push({ c, params })
     }
     return hits
@@ -95,6 +101,8 @@ export function createRestRouter(options: RestRouterOptions) {
         const cached = microKey ? micro.get(microKey) : undefined
         if (cached) return respondJson(cached.status, cached.body, cached.etag, cached.headers, request, method === 'HEAD')
         if (route.api === 'messaging') await rc.context.account()
+        // A reference that is not valid percent-encoding, or holds NUL, is no one's: 404 like any unknown one.
+        if (!hit.params) throw new AppError('NOT_FOUND', `No resource at ${path}`)
         const input: RouteInput = {
           params: hit.params,
           query: url.searchParams,
@@ -124,6 +132,19 @@ export function createRestRouter(options: RestRouterOptions) {
         return errorResponse(appError, api, rc.requestId)
       }
     },
+  }
+}
+
+/**
+ * A path segment decoded, or null when it is malformed percent-encoding (decodeURIComponent
+ * throws) or decodes to text no stored key can hold (NUL; lone surrogates cannot come out of UTF-8).
+ */
+function decodeParam(raw: string): string | null {
+  try {
+    const value = decodeURIComponent(raw)
+    return isStorableText(value) ? value : null
+  } catch {
+    return null
   }
 }
 
