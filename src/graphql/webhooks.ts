@@ -1,5 +1,7 @@
 import { builder } from './builder.js'
 import { DeletedPayload } from './common.js'
+import { textProblem } from '../messaging/input-rules.js'
+import { validationError } from '../errors.js'
 import { redeliver, removeWebhook, rotateWebhookSecret, setWebhook } from '../webhooks/endpoints.js'
 
 const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
@@ -59,13 +61,17 @@ builder.queryFields((t) => ({
     type: ['WebhookDelivery'],
     description: 'Newest first.',
     args: { state: t.arg.string(), first: t.arg.int({ defaultValue: 50 }) },
-    resolve: async (query, _root, { state, first }, ctx) =>
-      ctx.deps.db.webhookDelivery.findMany({
+    resolve: async (query, _root, { state, first }, ctx) => {
+      // Text no database can compare (NUL, lone surrogates) is refused before the query.
+      const problem = state ? textProblem(state) : null
+      if (problem) throw validationError([{ field: 'state', message: `state ${problem}` }])
+      return ctx.deps.db.webhookDelivery.findMany({
         ...query,
         where: { accountId: (await ctx.account()).id, ...(state ? { state } : {}) },
         orderBy: { createdAt: 'desc' },
         take: Math.min(Math.max(first ?? 50, 1), 200),
-      }),
+      })
+    },
   }),
 }))
 
