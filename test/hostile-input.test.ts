@@ -1,6 +1,8 @@
 // The cases of a penetration test that answered 500: each one now gets a 4xx in the contract's
 // shape and writes nothing (the database fingerprint is the same before and after).
+import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
@@ -256,6 +258,15 @@ describe.each(targets)('hostile input on $name', (target) => {
     })
     expect((await kit.db.channel.findUniqueOrThrow({ where: { id: SAMPLE_UUID } })).name).toBe('City TV')
   })
+
+  // The CLI stops before it opens a database: once is enough.
+  it.runIf(target.name === 'sqlite')('CLI: a prototype name is not a command', async () => {
+    for (const name of ['constructor', '__proto__', 'toString']) {
+      const failed = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', name], { env: { ...process.env, DATABASE_URL: kit.url } }).catch((e) => e)
+      expect(failed.code, name).toBe(2)
+      expect(failed.stderr.trim().split('\n'), name).toEqual([expect.stringMatching(/^usage: npm run cli -- <account:create\|/)])
+    }
+  }, 30_000)
 
   it.runIf(target.name === 'postgresql')('add-contacts racing a group delete answers 404 NOT_FOUND and writes nothing', async () => {
     const { key, group, account } = await kit.seed().account().group()

@@ -10,7 +10,8 @@ import { AppError } from '../errors.js'
 import { commands } from './commands.js'
 
 const [name, ...rest] = process.argv.slice(2)
-const command = name ? commands[name] : undefined
+// Own properties only: `constructor` or `__proto__` is not a command.
+const command = name && Object.hasOwn(commands, name) ? commands[name] : undefined
 if (!command) {
   console.error(`usage: npm run cli -- <${Object.keys(commands).join('|')}> [options]`)
   process.exit(2)
