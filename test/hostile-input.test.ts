@@ -215,6 +215,13 @@ describe.each(targets)('hostile input on $name', (target) => {
       const many = Array.from({ length: 10_001 }, () => ({ mobile: 'x', firstName: '' }))
       const gql = await kit.graphql('mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }', { g: group.id, c: many }, key)
       expect(gql.errors?.[0]?.extensions).toEqual({ code: 'VALIDATION_FAILED', details: [{ field: 'contacts', message: 'at most 10000 contacts per request' }] })
+      // GraphQL's own coercion stops after 50 problems: 200,000 bad items stay a short answer.
+      const coerced = await kit.rest('POST', '/graphql', {
+        key,
+        body: { query: 'mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }', variables: { g: group.id, c: Array.from({ length: 200_000 }, () => ({})) } },
+      })
+      expect(coerced.status).toBe(400)
+      expect(JSON.stringify(coerced.body).length).toBeLessThan(64 * 1024)
     })
   })
 
