@@ -1,5 +1,4 @@
 import type { Deps } from '../deps.js'
-import type { Tx } from '../db/client.js'
 import { AppError, MAX_ERROR_DETAILS, isUniqueViolation, validationError, type ErrorDetail } from '../errors.js'
 import { textProblem } from '../messaging/input-rules.js'
 import { channelImportSchema, type ChannelImport } from './import-schema.js'
@@ -31,10 +30,10 @@ export function parseChannelImport(input: unknown): ChannelImport {
  * if missing. A slug is a public name: one used by a channel the import does not update (another
  * operator's, or another of one's own) is a 409 CONFLICT and nothing is written.
  */
-export async function importChannel({ db }: Pick<Deps, 'db'>, input: unknown, operatorAccountId?: string) {
+export async function importChannel(deps: Pick<Deps, 'db'>, input: unknown, operatorAccountId?: string) {
   const doc = parseChannelImport(input)
   try {
-    return await db.$transaction(write(doc, operatorAccountId), { timeout: 120_000, maxWait: 30_000 })
+    return await writeChannel(deps, doc, operatorAccountId)
   } catch (error) {
     // A concurrent import took the channel or a program slug after the checks.
     if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'A channel or program slug of the document is already used by another channel')
@@ -42,148 +41,150 @@ export async function importChannel({ db }: Pick<Deps, 'db'>, input: unknown, op
   }
 }
 
-/** The import's transaction body. */
-const write =
-  (doc: ChannelImport, operatorAccountId: string | undefined) =>
-  async (tx: Tx) => {
-    const c = doc.channel
-    const bySlug = await tx.channel.findUnique({ where: { slug: c.slug } })
-    const existing = c.uuid ? await tx.channel.findFirst({ where: { id: c.uuid } }) : bySlug
-    if (existing && operatorAccountId && existing.operatorAccountId !== operatorAccountId) {
-      if (c.uuid) throw new AppError('NOT_FOUND', 'Channel not found')
-      throw slugTaken(c.slug)
-    }
-    if (bySlug && bySlug.id !== existing?.id) throw slugTaken(c.slug)
-    const data = {
-      slug: c.slug,
-      name: c.name,
-      timezone: c.timezone,
-      showBannerUrl: c.show_banner_url ?? null,
-      operatorAccountId: operatorAccountId ?? c.operator_account ?? existing?.operatorAccountId ?? null,
-    }
-    const channel = existing
-      ? await tx.channel.update({ where: { id: existing.id }, data })
-      : await tx.channel.create({ data: { ...data, ...(c.uuid ? { id: c.uuid } : {}) } })
+async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operatorAccountId?: string) {
+  const c = doc.channel
+  return db.$transaction(
+    async (tx) => {
+      const bySlug = await tx.channel.findUnique({ where: { slug: c.slug } })
+      const existing = c.uuid ? await tx.channel.findFirst({ where: { id: c.uuid } }) : bySlug
+      if (existing && operatorAccountId && existing.operatorAccountId !== operatorAccountId) {
+        if (c.uuid) throw new AppError('NOT_FOUND', 'Channel not found')
+        throw slugTaken(c.slug)
+      }
+      if (bySlug && bySlug.id !== existing?.id) throw slugTaken(c.slug)
+      const data = {
+        slug: c.slug,
+        name: c.name,
+        timezone: c.timezone,
+        showBannerUrl: c.show_banner_url ?? null,
+        operatorAccountId: operatorAccountId ?? c.operator_account ?? existing?.operatorAccountId ?? null,
+      }
+      const channel = existing
+        ? await tx.channel.update({ where: { id: existing.id }, data })
+        : await tx.channel.create({ data: { ...data, ...(c.uuid ? { id: c.uuid } : {}) } })
 
-    const videoIds = new Map<string, number>()
-    for (const v of doc.videos) {
-      const fields = {
-        name: v.name,
-        description: v.description,
-        thumbnail: v.thumbnail ?? null,
-        hlsUrl: v.hls_url ?? null,
-        resolution: v.resolution ?? null,
-        durationSeconds: v.duration_seconds,
-      }
-      const row = await tx.video.upsert({
-        where: { channelId_ref: { channelId: channel.id, ref: v.ref } },
-        create: { channelId: channel.id, ref: v.ref, ...fields },
-        update: fields,
-      })
-      videoIds.set(v.ref, row.id)
-    }
-
-    const keepPrograms: number[] = []
-    for (const p of doc.programs) {
-      const taken = await tx.program.findUnique({ where: { slug: p.slug }, select: { channelId: true } })
-      if (taken && taken.channelId !== channel.id) {
-        throw new AppError('CONFLICT', `program slug ${p.slug} belongs to another channel`)
-      }
-      const fields = {
-        name: p.name,
-        synopsis: p.synopsis,
-        bannerUrl: p.banner_url ?? null,
-        trailerUrl: p.trailer_url ?? null,
-        type: p.type,
-        status: p.status,
-        availableOnDemand: p.available_on_demand,
-      }
-      const program = await tx.program.upsert({ where: { slug: p.slug }, create: { channelId: channel.id, slug: p.slug, ...fields }, update: fields })
-      keepPrograms.push(program.id)
-      await tx.weeklySlot.deleteMany({ where: { programId: program.id } })
-      if (p.slots.length) {
-        await tx.weeklySlot.createMany({
-          data: p.slots.map((s) => ({ programId: program.id, dayOfWeek: s.day_of_week, startTime: s.start_time, durationMinutes: s.duration_minutes })),
-        })
-      }
-      const keepEpisodes: number[] = []
-      for (const e of p.episodes) {
+      const videoIds = new Map<string, number>()
+      for (const v of doc.videos) {
         const fields = {
-          name: e.name,
-          synopsis: e.synopsis ?? null,
-          bannerUrl: e.banner_url ?? null,
-          trailerUrl: e.trailer_url ?? null,
-          type: e.type,
-          status: e.status,
-          availableOnDemand: e.available_on_demand,
-          onDemandId: e.on_demand?.id ?? null,
-          onDemandDuration: e.on_demand?.duration ?? null,
-          onDemandHlsUrl: e.on_demand?.hls_url ?? null,
-          onDemandThumbnailUrl: e.on_demand?.thumbnail_url ?? null,
+          name: v.name,
+          description: v.description,
+          thumbnail: v.thumbnail ?? null,
+          hlsUrl: v.hls_url ?? null,
+          resolution: v.resolution ?? null,
+          durationSeconds: v.duration_seconds,
         }
-        const episode = await tx.episode.upsert({
-          where: { programId_episodeNumber: { programId: program.id, episodeNumber: e.episode_number } },
-          create: { programId: program.id, episodeNumber: e.episode_number, ...fields },
+        const row = await tx.video.upsert({
+          where: { channelId_ref: { channelId: channel.id, ref: v.ref } },
+          create: { channelId: channel.id, ref: v.ref, ...fields },
           update: fields,
         })
-        keepEpisodes.push(episode.id)
-        const current = await tx.airing.findMany({ where: { episodeId: episode.id } })
-        const keepAirings: number[] = []
-        for (const a of e.airings) {
-          const fields = {
-            durationMinutes: a.duration_minutes,
-            cancelled: a.cancelled,
-            wentLiveAt: a.went_live_at ?? null,
-            liveEndedAt: a.live_ended_at ?? null,
-          }
-          const match = current.find((x) => x.startsAt.getTime() === a.starts_at.getTime() && !keepAirings.includes(x.id))
-          const row = match
-            ? await tx.airing.update({ where: { id: match.id }, data: fields })
-            : await tx.airing.create({ data: { episodeId: episode.id, startsAt: a.starts_at, ...fields } })
-          keepAirings.push(row.id)
-        }
-        await tx.airing.deleteMany({ where: { episodeId: episode.id, id: { notIn: keepAirings } } })
+        videoIds.set(v.ref, row.id)
       }
-      await tx.episode.deleteMany({ where: { programId: program.id, id: { notIn: keepEpisodes } } })
-    }
-    await tx.program.deleteMany({ where: { channelId: channel.id, id: { notIn: keepPrograms } } })
 
-    await tx.scheduledBroadcast.deleteMany({ where: { channelId: channel.id } })
-    if (doc.scheduled_broadcasts.length) {
-      await tx.scheduledBroadcast.createMany({
-        data: doc.scheduled_broadcasts.map((b) => ({ channelId: channel.id, videoId: videoIds.get(b.video)!, startsAt: b.starts_at, endsAt: b.ends_at, cancelled: b.cancelled })),
-      })
-    }
-    await tx.liveBroadcast.deleteMany({ where: { channelId: channel.id } })
-    if (doc.live_broadcasts.length) {
-      await tx.liveBroadcast.createMany({
-        data: doc.live_broadcasts.map((l) => ({ channelId: channel.id, title: l.title, description: l.description, location: l.location, startedAt: l.started_at, endedAt: l.ended_at ?? null })),
-      })
-    }
-    await tx.playlist.deleteMany({ where: { channelId: channel.id } })
-    if (doc.playlist) {
-      const pl = doc.playlist
-      await tx.playlist.create({
-        data: {
-          channelId: channel.id,
-          name: pl.name,
-          description: pl.description,
-          startedAt: pl.started_at,
-          stingSeconds: pl.sting_seconds,
-          items: { create: pl.videos.map((ref, position) => ({ position, videoId: videoIds.get(ref)! })) },
-          belts: { create: pl.time_belts.map((b) => ({ startsAt: b.starts_at, endsAt: b.ends_at })) },
-        },
-      })
-    }
-    await tx.catchup.deleteMany({ where: { channelId: channel.id } })
-    if (doc.catchups.length) {
-      await tx.catchup.createMany({
-        data: doc.catchups.map((k) => ({ channelId: channel.id, videoId: videoIds.get(k.video)!, title: k.title, description: k.description, startsAt: k.starts_at, endsAt: k.ends_at })),
-      })
-    }
-    await tx.video.deleteMany({ where: { channelId: channel.id, ref: { notIn: doc.videos.map((v) => v.ref) } } })
-    return channel
-  }
+      const keepPrograms: number[] = []
+      for (const p of doc.programs) {
+        const taken = await tx.program.findUnique({ where: { slug: p.slug }, select: { channelId: true } })
+        if (taken && taken.channelId !== channel.id) {
+          throw new AppError('CONFLICT', `program slug ${p.slug} belongs to another channel`)
+        }
+        const fields = {
+          name: p.name,
+          synopsis: p.synopsis,
+          bannerUrl: p.banner_url ?? null,
+          trailerUrl: p.trailer_url ?? null,
+          type: p.type,
+          status: p.status,
+          availableOnDemand: p.available_on_demand,
+        }
+        const program = await tx.program.upsert({ where: { slug: p.slug }, create: { channelId: channel.id, slug: p.slug, ...fields }, update: fields })
+        keepPrograms.push(program.id)
+        await tx.weeklySlot.deleteMany({ where: { programId: program.id } })
+        if (p.slots.length) {
+          await tx.weeklySlot.createMany({
+            data: p.slots.map((s) => ({ programId: program.id, dayOfWeek: s.day_of_week, startTime: s.start_time, durationMinutes: s.duration_minutes })),
+          })
+        }
+        const keepEpisodes: number[] = []
+        for (const e of p.episodes) {
+          const fields = {
+            name: e.name,
+            synopsis: e.synopsis ?? null,
+            bannerUrl: e.banner_url ?? null,
+            trailerUrl: e.trailer_url ?? null,
+            type: e.type,
+            status: e.status,
+            availableOnDemand: e.available_on_demand,
+            onDemandId: e.on_demand?.id ?? null,
+            onDemandDuration: e.on_demand?.duration ?? null,
+            onDemandHlsUrl: e.on_demand?.hls_url ?? null,
+            onDemandThumbnailUrl: e.on_demand?.thumbnail_url ?? null,
+          }
+          const episode = await tx.episode.upsert({
+            where: { programId_episodeNumber: { programId: program.id, episodeNumber: e.episode_number } },
+            create: { programId: program.id, episodeNumber: e.episode_number, ...fields },
+            update: fields,
+          })
+          keepEpisodes.push(episode.id)
+          const current = await tx.airing.findMany({ where: { episodeId: episode.id } })
+          const keepAirings: number[] = []
+          for (const a of e.airings) {
+            const fields = {
+              durationMinutes: a.duration_minutes,
+              cancelled: a.cancelled,
+              wentLiveAt: a.went_live_at ?? null,
+              liveEndedAt: a.live_ended_at ?? null,
+            }
+            const match = current.find((x) => x.startsAt.getTime() === a.starts_at.getTime() && !keepAirings.includes(x.id))
+            const row = match
+              ? await tx.airing.update({ where: { id: match.id }, data: fields })
+              : await tx.airing.create({ data: { episodeId: episode.id, startsAt: a.starts_at, ...fields } })
+            keepAirings.push(row.id)
+          }
+          await tx.airing.deleteMany({ where: { episodeId: episode.id, id: { notIn: keepAirings } } })
+        }
+        await tx.episode.deleteMany({ where: { programId: program.id, id: { notIn: keepEpisodes } } })
+      }
+      await tx.program.deleteMany({ where: { channelId: channel.id, id: { notIn: keepPrograms } } })
+
+      await tx.scheduledBroadcast.deleteMany({ where: { channelId: channel.id } })
+      if (doc.scheduled_broadcasts.length) {
+        await tx.scheduledBroadcast.createMany({
+          data: doc.scheduled_broadcasts.map((b) => ({ channelId: channel.id, videoId: videoIds.get(b.video)!, startsAt: b.starts_at, endsAt: b.ends_at, cancelled: b.cancelled })),
+        })
+      }
+      await tx.liveBroadcast.deleteMany({ where: { channelId: channel.id } })
+      if (doc.live_broadcasts.length) {
+        await tx.liveBroadcast.createMany({
+          data: doc.live_broadcasts.map((l) => ({ channelId: channel.id, title: l.title, description: l.description, location: l.location, startedAt: l.started_at, endedAt: l.ended_at ?? null })),
+        })
+      }
+      await tx.playlist.deleteMany({ where: { channelId: channel.id } })
+      if (doc.playlist) {
+        const pl = doc.playlist
+        await tx.playlist.create({
+          data: {
+            channelId: channel.id,
+            name: pl.name,
+            description: pl.description,
+            startedAt: pl.started_at,
+            stingSeconds: pl.sting_seconds,
+            items: { create: pl.videos.map((ref, position) => ({ position, videoId: videoIds.get(ref)! })) },
+            belts: { create: pl.time_belts.map((b) => ({ startsAt: b.starts_at, endsAt: b.ends_at })) },
+          },
+        })
+      }
+      await tx.catchup.deleteMany({ where: { channelId: channel.id } })
+      if (doc.catchups.length) {
+        await tx.catchup.createMany({
+          data: doc.catchups.map((k) => ({ channelId: channel.id, videoId: videoIds.get(k.video)!, title: k.title, description: k.description, startsAt: k.starts_at, endsAt: k.ends_at })),
+        })
+      }
+      await tx.video.deleteMany({ where: { channelId: channel.id, ref: { notIn: doc.videos.map((v) => v.ref) } } })
+      return channel
+    },
+    { timeout: 120_000, maxWait: 30_000 },
+  )
+}
 
 const slugTaken = (slug: string) => new AppError('CONFLICT', `channel slug ${slug} is already used by another channel`)
 
