@@ -33,7 +33,8 @@ export function readFields(
   const prefix = options.prefix ?? ''
   const out: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(source)) {
-    const field = spec[name]
+    // Own properties only: a body key such as `constructor` or `__proto__` must not find Object.prototype's.
+    const field = Object.hasOwn(spec, name) ? spec[name] : undefined
     if (!field) {
       if (options.strict) details.push({ field: prefix + name, message: `${name} is not a field that can be changed` })
       continue
@@ -43,7 +44,8 @@ export function readFields(
     else out[field.to] = coerce(field.type, value)
   }
   for (const [name, field] of Object.entries(spec)) {
-    if (field.required && (source[name] === undefined || source[name] === null)) {
+    const value = Object.hasOwn(source, name) ? source[name] : undefined
+    if (field.required && (value === undefined || value === null)) {
       details.push({ field: prefix + name, message: `${name} is required` })
     }
   }

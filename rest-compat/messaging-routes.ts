@@ -5,6 +5,8 @@ import { expectObject, readFields, type BodySpec } from './body-rules.js'
 import { legacyTimestamp, snakeCase } from './legacy-format.js'
 import type { ParameterDoc, RestRoute, RouteInput } from './route.js'
 import { array, integer, object, ref, string, uuid } from './openapi/json-schema.js'
+import { pageNumberProblem } from '../src/messaging/paging.js'
+import { MAX_CONTACTS_PER_REQUEST } from '../src/messaging/contacts.js'
 
 const groupBody: BodySpec = {
   name: { to: 'name', type: 'string' },
@@ -40,7 +42,10 @@ const contactBody: BodySpec = {
 const PAGE_INFO = 'pageInfo { search total skipped perPage page pageCount }'
 const CONTACT_ITEM = 'id firstName familyName otherNames mobile email organization gender'
 
-/** page, perPage, search from the query string; a non-integer page is a 422 naming it. */
+/**
+ * page, perPage, search from the query string; a non-integer page is a 422 naming it, and so is
+ * one out of range (checked here, before GraphQL's 32-bit Int coercion could refuse it).
+ */
 function listVariables({ query }: RouteInput, extra: Record<string, unknown> = {}) {
   const details: ErrorDetail[] = []
   const int = (name: string) => {
@@ -50,7 +55,13 @@ function listVariables({ query }: RouteInput, extra: Record<string, unknown> = {
       details.push({ field: name, message: `${name} must be a whole number` })
       return undefined
     }
-    return Number(raw)
+    const value = Number(raw)
+    const problem = pageNumberProblem(name, value)
+    if (problem) {
+      details.push({ field: name, message: problem })
+      return undefined
+    }
+    return value
   }
   const variables = { ...extra, page: int('page'), perPage: int('perPage'), search: query.get('search') ?? undefined }
   if (details.length) throw validationError(details)
@@ -77,9 +88,14 @@ const legacyContactItem = (c: any) => ({
   gender: c.gender,
 })
 
+/** The `contacts` array of a body; its size is checked before any item is, so an oversized list costs nothing more. */
 const contactsOf = (body: unknown): unknown[] => {
-  const { contacts } = expectObject(body)
+  const object = expectObject(body)
+  const contacts = Object.hasOwn(object, 'contacts') ? object.contacts : undefined
   if (!Array.isArray(contacts)) throw validationError([{ field: 'contacts', message: 'contacts must be an array' }])
+  if (contacts.length > MAX_CONTACTS_PER_REQUEST) {
+    throw validationError([{ field: 'contacts', message: `at most ${MAX_CONTACTS_PER_REQUEST} contacts per request` }])
+  }
   return contacts
 }
 

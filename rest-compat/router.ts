@@ -5,6 +5,8 @@ import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
 import type { RestRoute, RouteInput } from './route.js'
 import { etagMatches, type Microcache } from '../src/microcache.js'
+import { readBodyBytes } from '../src/http/read-body.js'
+import { isStorableText } from '../src/messaging/input-rules.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -53,13 +55,18 @@ export function createRestRouter(options: RestRouterOptions) {
     })
     .sort((a, b) => b.specificity - a.specificity)
 
+  /** Routes whose pattern fits the path; `params` is null when a segment cannot name anything (see decodeParam). */
   function match(path: string) {
-    const hits: { c: CompiledRoute; params: Record<string, string> }[] = []
+    const hits: { c: CompiledRoute; params: Record<string, string> | null }[] = []
     for (const c of compiled) {
       const m = c.pattern.exec(path)
       if (!m) continue
-      const params: Record<string, string> = {}
-      c.paramNames.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1]!)))
+      let params: Record<string, string> | null = {}
+      for (const [i, name] of c.paramNames.entries()) {
+        const value = decodeParam(m[i + 1]!)
+        if (value === null) params = null
+        else if (params) params[name] = value
+      }
       hits.push({ c, params })
     }
     return hits
@@ -95,6 +102,8 @@ export function createRestRouter(options: RestRouterOptions) {
         const cached = microKey ? micro.get(microKey) : undefined
         if (cached) return respondJson(cached.status, cached.body, cached.etag, cached.headers, request, method === 'HEAD')
         if (route.api === 'messaging') await rc.context.account()
+        // A reference that is not valid percent-encoding, or holds NUL, is no one's: 404 like any unknown one.
+        if (!hit.params) throw new AppError('NOT_FOUND', `No resource at ${path}`)
         const input: RouteInput = {
           params: hit.params,
           query: url.searchParams,
@@ -127,6 +136,19 @@ export function createRestRouter(options: RestRouterOptions) {
   }
 }
 
+/**
+ * A path segment decoded, or null when it is malformed percent-encoding (decodeURIComponent
+ * throws) or decodes to text no stored key can hold (NUL; lone surrogates cannot come out of UTF-8).
+ */
+function decodeParam(raw: string): string | null {
+  try {
+    const value = decodeURIComponent(raw)
+    return isStorableText(value) ? value : null
+  } catch {
+    return null
+  }
+}
+
 function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
   const known = knownAppError(error)
   if (known) return known
@@ -141,36 +163,18 @@ function toAppError(error: unknown, logger: Logger, requestId: string): AppError
 }
 
 async function readJsonBody(request: Request, limit: number): Promise<unknown> {
-  const length = Number(request.headers.get('content-length') ?? '0')
-  if (length > limit) throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`)
+  // An oversize body is a 413 whatever its type (readBodyBytes refuses it by Content-Length).
+  if (Number(request.headers.get('content-length') ?? '0') > limit) await readBodyBytes(request, limit)
   const type = request.headers.get('content-type') ?? ''
   if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
     throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json')
   }
-  const text = await readLimited(request, limit)
+  const text = Buffer.from(await readBodyBytes(request, limit)).toString('utf8')
   try {
     return JSON.parse(text)
   } catch {
     throw new AppError('BAD_REQUEST', 'The body is not valid JSON')
   }
-}
-
-async function readLimited(request: Request, limit: number): Promise<string> {
-  if (!request.body) return ''
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel()
-      throw new AppError('PAYLOAD_TOO_LARGE', `The body is larger than ${limit} bytes`)
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 function corsHeaders(api: RestRoute['api']): Record<string, string> {

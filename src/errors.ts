@@ -48,8 +48,23 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   SERVICE_UNAVAILABLE: 503,
 }
 
-export const validationError = (details: ErrorDetail[]) =>
-  new AppError('VALIDATION_FAILED', details.length === 1 ? details[0]!.message : 'The request has invalid fields', details)
+/** At most this many `details` entries are listed; one more entry counts the rest. */
+export const MAX_ERROR_DETAILS = 100
+
+/**
+ * A 422 listing the problems. Past MAX_ERROR_DETAILS the list is cut and a last entry (field
+ * `(more)`) says how many were left out, so a hostile body cannot make a megabyte-sized answer
+ * while the shape stays `{field, message}` throughout.
+ */
+export const validationError = (details: ErrorDetail[]) => {
+  const listed =
+    details.length > MAX_ERROR_DETAILS
+      ? [...details.slice(0, MAX_ERROR_DETAILS), { field: '(more)', message: `${details.length - MAX_ERROR_DETAILS} more problems are not listed` }]
+      : details
+  const message =
+    details.length === 1 ? details[0]!.message : details.length > MAX_ERROR_DETAILS ? `The request has ${details.length} invalid fields` : 'The request has invalid fields'
+  return new AppError('VALIDATION_FAILED', message, listed)
+}
 
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} not found`)
 

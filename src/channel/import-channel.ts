@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js'
-import { AppError, validationError } from '../errors.js'
+import { AppError, MAX_ERROR_DETAILS, isUniqueViolation, validationError, type ErrorDetail } from '../errors.js'
+import { textProblem } from '../messaging/input-rules.js'
 import { channelImportSchema, type ChannelImport } from './import-schema.js'
 
 /** Parses and checks an import document (JSON text or a parsed object); 422 with every problem. */
@@ -12,6 +13,8 @@ export function parseChannelImport(input: unknown): ChannelImport {
       throw new AppError('BAD_REQUEST', 'The import document is not valid JSON')
     }
   }
+  const unstorable = unstorableStrings(value)
+  if (unstorable.length) throw validationError(unstorable)
   const result = channelImportSchema.safeParse(value)
   if (!result.success) {
     throw validationError(result.error.issues.map((i) => ({ field: i.path.join('.') || '(document)', message: i.message })))
@@ -23,15 +26,32 @@ export function parseChannelImport(input: unknown): ChannelImport {
  * Loads a whole channel in one transaction. Re-importing updates it: the channel is matched by
  * uuid, else slug; programs by slug, episodes by number, airings by start, videos by ref keep
  * their ids. Scheduled and live broadcasts, the playlist and catchups are replaced by the file's.
- * `operatorAccountId`, when given, must operate an existing channel (else 404, as if missing).
+ * `operatorAccountId`, when given, must operate an existing channel: another's uuid answers 404, as
+ * if missing. A slug is a public name: one used by a channel the import does not update (another
+ * operator's, or another of one's own) is a 409 CONFLICT and nothing is written.
  */
-export async function importChannel({ db }: Pick<Deps, 'db'>, input: unknown, operatorAccountId?: string) {
+export async function importChannel(deps: Pick<Deps, 'db'>, input: unknown, operatorAccountId?: string) {
   const doc = parseChannelImport(input)
+  try {
+    return await writeChannel(deps, doc, operatorAccountId)
+  } catch (error) {
+    // A concurrent import took the channel or a program slug after the checks.
+    if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'A channel or program slug of the document is already used by another channel')
+    throw error
+  }
+}
+
+async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operatorAccountId?: string) {
   const c = doc.channel
   return db.$transaction(
     async (tx) => {
-      const existing = await tx.channel.findFirst({ where: c.uuid ? { id: c.uuid } : { slug: c.slug } })
-      if (existing && operatorAccountId && existing.operatorAccountId !== operatorAccountId) throw new AppError('NOT_FOUND', 'Channel not found')
+      const bySlug = await tx.channel.findUnique({ where: { slug: c.slug } })
+      const existing = c.uuid ? await tx.channel.findFirst({ where: { id: c.uuid } }) : bySlug
+      if (existing && operatorAccountId && existing.operatorAccountId !== operatorAccountId) {
+        if (c.uuid) throw new AppError('NOT_FOUND', 'Channel not found')
+        throw slugTaken(c.slug)
+      }
+      if (bySlug && bySlug.id !== existing?.id) throw slugTaken(c.slug)
       const data = {
         slug: c.slug,
         name: c.name,
@@ -164,4 +184,26 @@ export async function importChannel({ db }: Pick<Deps, 'db'>, input: unknown, op
     },
     { timeout: 120_000, maxWait: 30_000 },
   )
+}
+
+const slugTaken = (slug: string) => new AppError('CONFLICT', `channel slug ${slug} is already used by another channel`)
+
+/** Far deeper than any import document; deeper nesting is refused before anything recurses over it. */
+const MAX_DEPTH = 32
+
+/** Every string of the document that no database can store as given (NUL, lone surrogates), by its path. */
+function unstorableStrings(value: unknown, path = '', found: ErrorDetail[] = [], depth = 0): ErrorDetail[] {
+  if (found.length > MAX_ERROR_DETAILS) return found
+  const field = path || '(document)'
+  if (typeof value === 'string') {
+    const problem = textProblem(value)
+    if (problem) found.push({ field, message: `${field} ${problem}` })
+  } else if (typeof value === 'object' && value !== null) {
+    if (depth >= MAX_DEPTH) {
+      found.push({ field, message: `${field} is nested more than ${MAX_DEPTH} levels deep` })
+      return found
+    }
+    for (const [key, item] of Object.entries(value)) unstorableStrings(item, path ? `${path}.${key}` : key, found, depth + 1)
+  }
+  return found
 }

@@ -1,9 +1,11 @@
 import type { Deps } from '../deps.js'
 import { AppError, notFound, validationError } from '../errors.js'
-import { InputRules } from '../messaging/input-rules.js'
+import { InputRules, isStorableText } from '../messaging/input-rules.js'
 
 /** The channel, if the account operates it; another's answers like a missing one. */
 export async function operatedChannel({ db }: Pick<Deps, 'db'>, accountId: string, key: string) {
+  // A key no database could hold (NUL) names nothing; asking PostgreSQL would be an error.
+  if (!isStorableText(key)) throw notFound('Channel')
   const channel = await db.channel.findFirst({ where: { OR: [{ id: key }, { slug: key }], operatorAccountId: accountId } })
   if (!channel) throw notFound('Channel')
   return channel

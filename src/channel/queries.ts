@@ -1,5 +1,6 @@
 import type { Db } from '../db/client.js'
 import { AppError, notFound } from '../errors.js'
+import { isStorableText } from '../messaging/input-rules.js'
 import type { AiringRow, ChannelRow, ChannelSnapshot } from './types.js'
 import { airingEnd } from './rules.js'
 import { zonedToInstant } from './zoned-time.js'
@@ -10,6 +11,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** By uuid, or (when `bySlug`) by slug too. */
 export async function findChannel(db: Db, key: string, bySlug: boolean): Promise<ChannelRow> {
+  // A key no database could hold (NUL, lone surrogate) names nothing; querying it would be an error.
+  if (!isStorableText(key)) throw notFound('Channel')
   const channel = UUID.test(key)
     ? await db.channel.findUnique({ where: { id: key.toLowerCase() }, select: channelSelect })
     : bySlug
@@ -21,8 +24,11 @@ export async function findChannel(db: Db, key: string, bySlug: boolean): Promise
 
 /** A listed (active or paused) program by id or slug. */
 export async function findProgram(db: Db, key: string) {
+  // Ids are 32-bit integers; a longer number or unstorable text names no program.
+  const byId = /^\d+$/.test(key)
+  if ((byId && Number(key) > 2_147_483_647) || !isStorableText(key)) throw notFound('Program')
   const program = await db.program.findFirst({
-    where: { ...(/^\d+$/.test(key) ? { id: Number(key) } : { slug: key }), status: LISTED_PROGRAM },
+    where: { ...(byId ? { id: Number(key) } : { slug: key }), status: LISTED_PROGRAM },
     include: { channel: { select: channelSelect } },
   })
   if (!program) throw notFound('Program')

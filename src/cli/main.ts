@@ -35,7 +35,7 @@ function commandHelp(name: string, c: Command): string {
 const [name, ...rest] = process.argv.slice(2)
 if (!name || HELP_FLAGS.has(name)) {
   const topic = name === 'help' ? rest[0] : undefined
-  if (topic && commands[topic]) console.log(commandHelp(topic, commands[topic]))
+  if (topic && Object.hasOwn(commands, topic)) console.log(commandHelp(topic, commands[topic]!))
   else if (topic) {
     console.error(`unknown command "${topic}"; run \`npm run cli -- --help\` for the list`)
     process.exit(2)
@@ -43,7 +43,8 @@ if (!name || HELP_FLAGS.has(name)) {
   else console.error(overview())
   process.exit(name ? 0 : 2)
 }
-const command = commands[name]
+// Own properties only: `constructor` or `__proto__` is not a command.
+const command = Object.hasOwn(commands, name) ? commands[name] : undefined
 if (!command) {
   console.error(`unknown command "${name}"; run \`npm run cli -- --help\` for the list`)
   process.exit(2)

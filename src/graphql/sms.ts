@@ -4,6 +4,7 @@ import { formatCredits } from '../sms/money.js'
 import { reportTime } from '../sms/report-time.js'
 import { sendSms } from '../sms/send-sms.js'
 import { recordCarrierStatus } from '../sms/record-status.js'
+import { isStorableText } from '../messaging/input-rules.js'
 import { notFound } from '../errors.js'
 
 export const DeliveryStatusEnum = builder.enumType('DeliveryStatus', {
@@ -86,6 +87,8 @@ builder.queryFields((t) => ({
     description: 'A sent message and its delivery report, by reference.',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, { id }, ctx) => {
+      // An id no database could hold (NUL, lone surrogate) names nothing; querying it would be an error.
+      if (!isStorableText(String(id))) throw notFound('Delivery report')
       const message = await ctx.deps.db.message.findFirst({ ...query, where: { id: String(id), accountId: (await ctx.account()).id } })
       if (!message) throw notFound('Delivery report')
       return message

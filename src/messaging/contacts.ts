@@ -3,7 +3,7 @@ import type { Deps } from '../deps.js'
 import type { Db, Tx } from '../db/client.js'
 import type { Prisma } from '../generated/sqlite/client.js'
 import { isUniqueViolation, notFound, validationError, type ErrorDetail } from '../errors.js'
-import { EMAIL_PATTERN, InputRules, LIMITS } from './input-rules.js'
+import { EMAIL_PATTERN, InputRules, LIMITS, isStorableText, textProblem } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
 import { searchKey } from './search-text.js'
 import type { PageRequest } from './paging.js'
@@ -82,6 +82,7 @@ function readContact(rules: InputRules, input: ContactInput, defaultCountry: str
     else
       input.groups.forEach((id, i) => {
         if (typeof id !== 'string' || !id.trim()) rules.fail(`groups[${i}]`, 'each group must be a group uuid')
+        else if (!isStorableText(id)) rules.fail(`groups[${i}]`, `groups[${i}] ${textProblem(id)}`)
         else groups.push(id.trim())
       })
   }
@@ -123,6 +124,9 @@ export function contactKeys(row: { firstName: string; familyName: string; otherN
 
 const CHUNK = 500
 
+/** Prisma's foreign-key violation: a row referred to (a group) went away during the transaction. */
+const isForeignKeyViolation = (error: unknown) => typeof error === 'object' && error !== null && (error as { code?: string }).code === 'P2003'
+
 /**
  * Creates or overwrites contacts by mobile and enlists them on groups, all in one transaction.
  * Returns, per input, the contact id and whether it was created. Several inputs with one mobile
@@ -158,12 +162,15 @@ export async function upsertContacts(
       },
       { timeout: 120_000, maxWait: 30_000 },
     )
-  // A concurrent writer may insert the same new mobile first; the second try sees it as existing.
+  // A concurrent writer may insert the same new mobile first (P2002), or delete a group between
+  // the existence check and the enlisting (P2003, foreign key): the next try sees the new state
+  // and answers from it (the contact exists; the group is a 404 or an unknown-group 422).
   for (let attempt = 1; ; attempt++) {
     try {
       return await run()
     } catch (error) {
-      if (!isUniqueViolation(error) || attempt === 3) throw error
+      if (isForeignKeyViolation(error) && attempt === 3) throw notFound('Group')
+      if (!(isUniqueViolation(error) || isForeignKeyViolation(error)) || attempt === 3) throw error
     }
   }
 }
@@ -233,6 +240,7 @@ export async function saveContact(deps: Pick<Deps, 'db' | 'env'>, accountId: str
 }
 
 export async function addContactsToGroup(deps: Pick<Deps, 'db' | 'env'>, accountId: string, groupId: string, inputs: ContactInput[]) {
+  if (!isStorableText(groupId)) throw notFound('Group')
   const contacts = parseContacts(inputs, deps.env.DEFAULT_COUNTRY)
   const saved = await upsertContacts(deps, accountId, contacts, groupId)
   return { groupId, count: new Set(saved.map((s) => s.id)).size, created: saved.filter((s) => s.created).length }
@@ -243,6 +251,7 @@ export async function delistContacts(deps: Pick<Deps, 'db' | 'env'>, accountId: 
   if (mobiles.length > MAX_CONTACTS_PER_REQUEST) {
     throw validationError([{ field: 'contacts', message: `at most ${MAX_CONTACTS_PER_REQUEST} numbers per request` }])
   }
+  if (!isStorableText(groupId)) throw notFound('Group')
   const group = await deps.db.group.findFirst({ where: { id: groupId, accountId }, select: { id: true, name: true } })
   if (!group) throw notFound('Group')
   const normalized = [...new Set(mobiles.map((m) => normalizeMobile(m, deps.env.DEFAULT_COUNTRY)).filter((m): m is string => m !== null))]
@@ -257,6 +266,7 @@ export async function delistContacts(deps: Pick<Deps, 'db' | 'env'>, accountId: 
 }
 
 export async function deleteContact({ db }: Pick<Deps, 'db'>, accountId: string, contactId: string) {
+  if (!isStorableText(contactId)) throw notFound('Contact')
   // Memberships and subscription history go with it (cascade).
   const { count } = await db.contact.deleteMany({ where: { id: contactId, accountId } })
   if (count === 0) throw notFound('Contact')
@@ -274,6 +284,8 @@ export function contactListWhere(accountId: string, request: Pick<PageRequest, '
 export const contactListOrder: Prisma.ContactOrderByWithRelationInput[] = [{ firstNameKey: 'asc' }, { familyNameKey: 'asc' }, { id: 'asc' }]
 
 export async function findContact<Q extends { select?: unknown; include?: unknown }>(db: Db, accountId: string, contactId: string, query?: Q) {
+  // An id no database could hold (NUL) names nothing; asking PostgreSQL would be an error.
+  if (!isStorableText(contactId)) throw notFound('Contact')
   const contact = await db.contact.findFirst({ ...(query as object), where: { id: contactId, accountId } })
   if (!contact) throw notFound('Contact')
   return contact

@@ -2,7 +2,7 @@ import type { Deps } from '../deps.js'
 import type { Db, Tx } from '../db/client.js'
 import type { Prisma } from '../generated/sqlite/client.js'
 import { AppError, isUniqueViolation, notFound } from '../errors.js'
-import { InputRules, LIMITS } from './input-rules.js'
+import { InputRules, LIMITS, isStorableText } from './input-rules.js'
 import { simKey } from './mobile.js'
 import { searchKey } from './search-text.js'
 import type { PageRequest } from './paging.js'
@@ -73,6 +73,7 @@ export async function createGroup({ db, env }: Pick<Deps, 'db' | 'env'>, account
 
 export async function updateGroup({ db, env }: Pick<Deps, 'db' | 'env'>, accountId: string, groupId: string, input: GroupInput) {
   const changes = readGroupInput(input, { creating: false })
+  if (!isStorableText(groupId)) throw notFound('Group')
   try {
     return await db.$transaction(async (tx) => {
       const current = await tx.group.findFirst({ where: { id: groupId, accountId } })
@@ -124,6 +125,7 @@ async function syncSimCodes(
 }
 
 export async function deleteGroup({ db }: Pick<Deps, 'db'>, accountId: string, groupId: string) {
+  if (!isStorableText(groupId)) throw notFound('Group')
   // Contacts stay; memberships and codes go with the group (cascade).
   const { count } = await db.group.deleteMany({ where: { id: groupId, accountId } })
   if (count === 0) throw notFound('Group')
@@ -138,6 +140,8 @@ export const groupListOrder: Prisma.GroupOrderByWithRelationInput[] = [{ nameKey
 
 /** Finds the account's group or throws NOT_FOUND; `query` is Pothos' selection. */
 export async function findGroup<Q extends { select?: unknown; include?: unknown }>(db: Db, accountId: string, groupId: string, query?: Q) {
+  // An id no database could hold (NUL) names nothing; asking PostgreSQL would be an error.
+  if (!isStorableText(groupId)) throw notFound('Group')
   const group = await db.group.findFirst({ ...(query as object), where: { id: groupId, accountId } })
   if (!group) throw notFound('Group')
   return group

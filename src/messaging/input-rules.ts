@@ -40,12 +40,23 @@ export class InputRules {
       this.fail(field, `${field} must be a string`)
       return undefined
     }
+    if (!this.storable(field, value)) return undefined
     const text = value.trim()
     if (text.length > max) {
       this.fail(field, `${field} must be at most ${max} characters`)
       return undefined
     }
     return text
+  }
+
+  /**
+   * Text both databases can store as given: PostgreSQL refuses NUL in text, and a lone UTF-16
+   * surrogate has no UTF-8 form (drivers would silently swap it for U+FFFD). Refused alike on both.
+   */
+  storable(field: string, value: string): boolean {
+    const problem = textProblem(value)
+    if (problem) this.fail(field, `${field} ${problem}`)
+    return !problem
   }
 
   /** Optional nullable text where an empty string means "none". */
@@ -60,3 +71,16 @@ export class InputRules {
 }
 
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Why a string cannot be stored as given (NUL, unpaired surrogate), or null when it can. */
+export function textProblem(value: string): string | null {
+  if (value.includes('\u0000')) return 'must not contain NUL characters'
+  if (LONE_SURROGATE.test(value)) return 'must not contain unpaired UTF-16 surrogates'
+  return null
+}
+
+/** True when `value` is a string the databases can store and compare as given. */
+export const isStorableText = (value: string) => textProblem(value) === null

@@ -1,4 +1,5 @@
-import { validationError } from '../errors.js'
+import { validationError, type ErrorDetail } from '../errors.js'
+import { textProblem } from './input-rules.js'
 import { searchKey } from './search-text.js'
 
 export const DEFAULT_PER_PAGE = 25
@@ -20,16 +21,36 @@ export interface PageRequest {
   skip: number
 }
 
-/** page is 1-based; perPage above the maximum is clamped; anything below 1 is refused. */
+/**
+ * Paging numbers above this are refused (422) rather than clamped: no list is that long, and
+ * (page - 1) * perPage must stay well inside GraphQL's 32-bit Int for `skipped`.
+ */
+export const MAX_PAGE_NUMBER = 1_000_000
+/** Longer search terms are refused: no stored text is searched for that long a substring, and SQLite's LIKE has a pattern limit. */
+export const MAX_SEARCH_LENGTH = 200
+
+/** What is wrong with a page or perPage value, or null. The REST layer checks query strings with it too. */
+export function pageNumberProblem(field: string, value: number): string | null {
+  if (!Number.isInteger(value) || value < 1) return `${field} must be a whole number from 1`
+  if (value > MAX_PAGE_NUMBER) return `${field} must be at most ${MAX_PAGE_NUMBER}`
+  return null
+}
+
+/** page is 1-based; perPage above 100 is clamped; anything below 1 or above MAX_PAGE_NUMBER is refused. */
 export function pageRequest(input: PageInput): PageRequest {
   const page = input.page ?? 1
   const requested = input.perPage ?? DEFAULT_PER_PAGE
-  const details = []
-  if (!Number.isInteger(page) || page < 1) details.push({ field: 'page', message: 'page must be a whole number from 1' })
-  if (!Number.isInteger(requested) || requested < 1) details.push({ field: 'perPage', message: 'perPage must be a whole number from 1' })
+  const details: ErrorDetail[] = []
+  for (const [field, value] of [['page', page], ['perPage', requested]] as const) {
+    const problem = pageNumberProblem(field, value)
+    if (problem) details.push({ field, message: problem })
+  }
+  const search = input.search ?? ''
+  const problem = textProblem(search)
+  if (problem) details.push({ field: 'search', message: `search ${problem}` })
+  else if (search.length > MAX_SEARCH_LENGTH) details.push({ field: 'search', message: `search must be at most ${MAX_SEARCH_LENGTH} characters` })
   if (details.length) throw validationError(details)
   const perPage = Math.min(requested, MAX_PER_PAGE)
-  const search = input.search ?? ''
   return { page, perPage, search, searchKey: searchKey(search.trim()), skip: (page - 1) * perPage }
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import type { Tx } from '../db/client.js'
-import { notFound } from '../errors.js'
+import { notFound, validationError } from '../errors.js'
+import { textProblem } from '../messaging/input-rules.js'
 import { isFinal, mapCarrierStatus, type DeliveryStatus } from './delivery-status.js'
 import { deliveryReport } from './delivery-report.js'
 
@@ -88,6 +89,12 @@ export interface CarrierReport {
 
 /** The connector entry point for status changes. `accountId` scopes the lookup when given. */
 export async function recordCarrierStatus({ db, clock }: Pick<Deps, 'db' | 'clock'>, report: CarrierReport, accountId?: string) {
+  // Text no database can store or compare (NUL, lone surrogates) is refused before any query.
+  const details = (['messageId', 'gateway', 'gatewayMessageId', 'status', 'errorCode', 'mccmnc'] as const).flatMap((field) => {
+    const problem = typeof report[field] === 'string' ? textProblem(report[field]) : null
+    return problem ? [{ field, message: `${field} ${problem}` }] : []
+  })
+  if (details.length) throw validationError(details)
   const status = mapCarrierStatus(report.status)
   const where = report.messageId
     ? { id: report.messageId }

@@ -51,6 +51,7 @@ export async function sendSms(
   const to = rawTo ? normalizeMobile(rawTo, deps.env.DEFAULT_COUNTRY) : null
   if (rawTo && !to) rules.fail('to', `to "${rawTo}" is not a valid mobile number`)
   if (typeof input.message !== 'string' || input.message.length === 0) rules.fail('message', 'message is required')
+  else rules.storable('message', input.message)
   const sender = rules.optional('sender', input.sender, 15)
   if (sender && !SENDER_PATTERN.test(sender)) rules.fail('sender', 'sender must be up to 11 letters and digits, or a phone number')
   rules.check()

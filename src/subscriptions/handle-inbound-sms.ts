@@ -26,6 +26,7 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
   const to = rules.required('to', input.to, 64)
   const rawFrom = rules.required('from', input.from, 64)
   if (typeof input.text !== 'string') rules.fail('text', 'text is required')
+  else rules.storable('text', input.text)
   rules.check()
   const from = normalizeMobile(rawFrom!, deps.env.DEFAULT_COUNTRY)
   if (!from) throw validationError([{ field: 'from', message: `from "${rawFrom}" is not a valid mobile number` }])

@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.js'
 import { notFound } from '../errors.js'
+import { isStorableText } from '../messaging/input-rules.js'
 import { assertWebhookUrl } from './ssrf-guard.js'
 import { newWebhookSecret } from './signature.js'
 
@@ -32,6 +33,7 @@ export async function removeWebhook({ db }: Pick<Deps, 'db'>, accountId: string)
 
 /** Sends a delivery again from the start of the schedule (same webhook-id, same body). */
 export async function redeliver({ db, clock }: Pick<Deps, 'db' | 'clock'>, accountId: string, deliveryId: string) {
+  if (!isStorableText(deliveryId)) throw notFound('Webhook delivery')
   const { count } = await db.webhookDelivery.updateMany({
     where: { id: deliveryId, accountId },
     data: { state: 'pending', attempts: 0, nextAttemptAt: clock.now(), leaseUntil: null, leaseOwner: null, finishedAt: null, lastError: null },
