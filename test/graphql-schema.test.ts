@@ -1,6 +1,37 @@
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { isEnumType, isInputObjectType, isInterfaceType, isObjectType, isScalarType, isSpecifiedScalarType } from 'graphql'
+import { schema } from '../src/graphql/schema.js'
+
+/** Every place of the schema that should explain itself and does not. */
+function undescribed(): string[] {
+  const missing: string[] = []
+  if (!schema.description) missing.push('schema')
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__') || (isScalarType(type) && isSpecifiedScalarType(type))) continue
+    if (!type.description) missing.push(`type ${type.name}`)
+    if (isObjectType(type) || isInterfaceType(type)) {
+      for (const field of Object.values(type.getFields())) {
+        if (!field.description) missing.push(`${type.name}.${field.name}`)
+        for (const arg of field.args) if (!arg.description) missing.push(`${type.name}.${field.name}(${arg.name})`)
+      }
+    }
+    if (isInputObjectType(type)) for (const field of Object.values(type.getFields())) if (!field.description) missing.push(`${type.name}.${field.name}`)
+    if (isEnumType(type)) for (const value of type.getValues()) if (!value.description) missing.push(`${type.name}.${value.name}`)
+  }
+  return missing
+}
+
+describe('the schema explains itself', () => {
+  it('has a description on every type, field, argument, input field and enum value, and on the schema', () => {
+    expect(undescribed()).toEqual([])
+  })
+
+  it('says how to authenticate at the top', () => {
+    expect(schema.description).toMatch(/Authorization: Bearer <API key>/)
+  })
+})
 
 const MISSING = '00000000-0000-4000-8000-000000000000'
 
@@ -9,7 +40,7 @@ describe.each(targets)('GraphQL schema behaviour on $name', (target) => {
 
   it('root lookups by id are nullable: a missing id is null plus NOT_FOUND, and the other root fields still answer', async () => {
     const { key, group } = await kit.seed().account().group({ name: 'Kept' })
-    for (const field of ['group', 'contact']) {
+    for (const field of ['group', 'contact', 'message']) {
       const res = await kit.graphql(`{ ${field}(id: "${MISSING}") { id } groups { nodes { id name } } }`, {}, key)
       expect(res.data, field).toEqual({ [field]: null, groups: { nodes: [{ id: group.id, name: 'Kept' }] } })
       expect(res.errors, field).toEqual([expect.objectContaining({ path: [field], extensions: { code: 'NOT_FOUND' } })])

@@ -46,8 +46,8 @@ export const DeletedPayload = builder.objectRef<{ deletedId: string }>('DeletedP
 
 /** page / perPage / search, the arguments of every messaging list. */
 export const listArgs = (t: ArgBuilder<BuilderTypes>, searchDescription: string) => ({
-  page: t.int({ defaultValue: 1, description: '1-based page number.' }),
-  perPage: t.int({ defaultValue: 25, description: 'At most 100; larger values are clamped.' }),
+  page: t.int({ defaultValue: 1, description: '1-based page number, at most 1,000,000.' }),
+  perPage: t.int({ defaultValue: 25, description: 'At most 100; larger values up to 1,000,000 are clamped, above that VALIDATION_FAILED.' }),
   search: t.string({ description: searchDescription }),
 })
 

@@ -7,19 +7,43 @@ import { recordCarrierStatus } from '../sms/record-status.js'
 import { isStorableText } from '../messaging/input-rules.js'
 import { notFound } from '../errors.js'
 
+/** The meaning of each delivery status, as the delivery report documents it. */
+const STATUS_MEANING: Record<(typeof DELIVERY_STATUSES)[number], string> = {
+  DELIVRD: 'Delivered to the handset. Final.',
+  UNDELIV: 'Undeliverable. Final.',
+  EXPIRED: 'The carrier gave up before delivery. Final.',
+  REJECTD: 'Rejected by the network. Final.',
+  UNKNOWN: 'The network did not say. Final.',
+  PENDING: 'Charged; not yet accepted by the gateway.',
+  FAILED: 'Not sent (refused, or not submitted in time); the credits were refunded. Final.',
+  NOCREDT: 'Not sent: not enough credit. Final.',
+  DND: 'Blocked by the recipient (do not disturb). Final.',
+  SENT: 'Accepted by the gateway; awaiting the carrier.',
+}
+
 export const DeliveryStatusEnum = builder.enumType('DeliveryStatus', {
-  description: 'DELIVRD delivered; UNDELIV undeliverable; EXPIRED; REJECTD by network; UNKNOWN network; PENDING in progress; FAILED; NOCREDT not sent, no credit; DND blocked; SENT awaiting confirmation.',
-  values: DELIVERY_STATUSES,
+  description: 'Where a message stands. Every status but PENDING and SENT is final (`done`).',
+  values: Object.fromEntries(DELIVERY_STATUSES.map((s) => [s, { description: STATUS_MEANING[s] }])) as Record<
+    (typeof DELIVERY_STATUSES)[number],
+    { description: string }
+  >,
 })
 
-const EncodingEnum = builder.enumType('SmsEncoding', { values: ['GSM_7', 'UCS_2'] as const })
+const EncodingEnum = builder.enumType('SmsEncoding', {
+  description: 'How the text is encoded, which sets the page size.',
+  values: {
+    GSM_7: { description: 'GSM 03.38: 160 characters in one page, 153 per page when split; extension characters count twice.' },
+    UCS_2: { description: 'Any other text: 70 characters in one page, 67 per page when split.' },
+  } as const,
+})
 
 const StatusUpdate = builder.prismaObject('MessageStatusUpdate', {
+  description: 'One step of a message’s delivery history.',
   fields: (t) => ({
-    status: t.field({ type: DeliveryStatusEnum, resolve: (u) => u.status as (typeof DELIVERY_STATUSES)[number] }),
-    carrierStatus: t.exposeString('carrierStatus', { nullable: true }),
-    carrierErrorCode: t.exposeString('carrierErrorCode', { nullable: true }),
-    at: t.expose('createdAt', { type: 'DateTime' }),
+    status: t.field({ type: DeliveryStatusEnum, description: 'The status from this step on.', resolve: (u) => u.status as (typeof DELIVERY_STATUSES)[number] }),
+    carrierStatus: t.exposeString('carrierStatus', { nullable: true, description: "The carrier's raw status, when a carrier reported it." }),
+    carrierErrorCode: t.exposeString('carrierErrorCode', { nullable: true, description: "The carrier's error code, when it gave one." }),
+    at: t.expose('createdAt', { type: 'DateTime', description: 'When it happened.' }),
   }),
 })
 
@@ -29,20 +53,20 @@ export const SentMessage = builder.prismaObject('Message', {
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The delivery report reference.' }),
     to: t.exposeString('mobile', { description: 'Recipient, E.164.' }),
-    sender: t.exposeString('sender'),
-    text: t.exposeString('text'),
-    encoding: t.field({ type: EncodingEnum, resolve: (m) => m.encoding as 'GSM_7' | 'UCS_2' }),
-    pages: t.exposeInt('pages'),
+    sender: t.exposeString('sender', { description: 'The sender id shown to the recipient.' }),
+    text: t.exposeString('text', { description: 'The message text.' }),
+    encoding: t.field({ type: EncodingEnum, description: 'GSM-7 or UCS-2.', resolve: (m) => m.encoding as 'GSM_7' | 'UCS_2' }),
+    pages: t.exposeInt('pages', { description: 'How many pages (parts) it was sent and charged as.' }),
     costPerPage: t.string({ description: 'Exact decimal, in credits.', resolve: (m) => formatCredits(m.costPerPage) }),
     creditsDeducted: t.string({ description: 'Exact decimal, in credits.', resolve: (m) => formatCredits(m.creditsDeducted) }),
-    mccmnc: t.exposeString('mccmnc'),
-    sandbox: t.exposeBoolean('sandbox'),
-    status: t.field({ type: DeliveryStatusEnum, resolve: (m) => m.status as (typeof DELIVERY_STATUSES)[number] }),
+    mccmnc: t.exposeString('mccmnc', { description: "The recipient network's MCC and MNC; empty until known." }),
+    sandbox: t.exposeBoolean('sandbox', { description: 'Sent through the sandbox gateway: no carrier involved.' }),
+    status: t.field({ type: DeliveryStatusEnum, description: 'The latest status.', resolve: (m) => m.status as (typeof DELIVERY_STATUSES)[number] }),
     done: t.exposeBoolean('done', { description: 'True once the status is final.' }),
     carrierStatus: t.exposeString('carrierStatus', { nullable: true, description: "The carrier's raw status." }),
-    carrierErrorCode: t.exposeString('carrierErrorCode', { nullable: true }),
-    broadcastAt: t.expose('broadcastAt', { type: 'DateTime' }),
-    doneAt: t.expose('doneAt', { type: 'DateTime', nullable: true }),
+    carrierErrorCode: t.exposeString('carrierErrorCode', { nullable: true, description: "The carrier's error code, or SUBMIT / SUBMIT_TIMEOUT when it never left." }),
+    broadcastAt: t.expose('broadcastAt', { type: 'DateTime', description: 'When it was sent.' }),
+    doneAt: t.expose('doneAt', { type: 'DateTime', nullable: true, description: 'When its status became final; null until then.' }),
     broadcastTime: t.string({
       description: "broadcastAt as YYYY-MM-DD hh:mm AM|PM in the account's time zone.",
       select: { account: { select: { timezone: true } } },
@@ -54,13 +78,14 @@ export const SentMessage = builder.prismaObject('Message', {
       select: { account: { select: { timezone: true } } },
       resolve: (m) => (m.doneAt ? reportTime(m.doneAt, m.account.timezone) : null),
     }),
-    statusHistory: t.relation('updates', { query: { orderBy: { createdAt: 'asc' } } }),
-    webhookDeliveries: t.relation('deliveries', { query: { orderBy: { createdAt: 'asc' } } }),
+    statusHistory: t.relation('updates', { description: 'Every status step, oldest first.', query: { orderBy: { createdAt: 'asc' } } }),
+    webhookDeliveries: t.relation('deliveries', { description: 'The webhook pushes of its updates, oldest first.', query: { orderBy: { createdAt: 'asc' } } }),
   }),
 })
 void StatusUpdate
 
 const SendSmsInput = builder.inputType('SendSmsInput', {
+  description: 'One SMS to send.',
   fields: (t) => ({
     to: t.string({ required: true, description: 'Recipient; numbers without a country code are read in DEFAULT_COUNTRY.' }),
     message: t.string({ required: true, description: 'GSM-7 when possible (160 per page, 153 when split), else UCS-2 (70 / 67). At most 10 pages.' }),
@@ -71,21 +96,22 @@ const SendSmsInput = builder.inputType('SendSmsInput', {
 const CarrierStatusInput = builder.inputType('CarrierStatusInput', {
   description: 'A status change reported by a carrier connector. Name the message by id, or by gateway and its gateway id.',
   fields: (t) => ({
-    messageId: t.id(),
-    gateway: t.string(),
-    gatewayMessageId: t.string(),
+    messageId: t.id({ description: 'Our message id (the report reference).' }),
+    gateway: t.string({ description: 'The gateway name, with gatewayMessageId, when the message id is not known.' }),
+    gatewayMessageId: t.string({ description: "The gateway's id for the message." }),
     status: t.string({ required: true, description: 'Raw carrier status: SMPP stat (DELIVRD, UNDELIV, EXPIRED, REJECTD, UNKNOWN, ACCEPTD, DELETED, ENROUTE) or a documented code.' }),
-    errorCode: t.string(),
-    mccmnc: t.string(),
-    at: t.field({ type: 'DateTime' }),
+    errorCode: t.string({ description: "The carrier's error code." }),
+    mccmnc: t.string({ description: "The recipient network's MCC and MNC." }),
+    at: t.field({ type: 'DateTime', description: 'When the carrier reported it; default: now.' }),
   }),
 })
 
 builder.queryFields((t) => ({
   message: t.prismaField({
     type: 'Message',
-    description: 'A sent message and its delivery report, by reference.',
-    args: { id: t.arg.id({ required: true }) },
+    nullable: true,
+    description: 'A sent message and its delivery report, by reference. Null, with a NOT_FOUND error, when there is none.',
+    args: { id: t.arg.id({ required: true, description: 'The message id (delivery report reference).' }) },
     resolve: async (query, _root, { id }, ctx) => {
       // An id no database could hold (NUL, lone surrogate) names nothing; querying it would be an error.
       if (!isStorableText(String(id))) throw notFound('Delivery report')
@@ -101,7 +127,7 @@ builder.mutationFields((t) => ({
     type: 'Message',
     description:
       'Charges and sends one SMS. Usually answers SENT (or FAILED, refunded, when the gateway refuses); PENDING while a gateway outage is retried, ending SENT or FAILED (SUBMIT_TIMEOUT, refunded). With an Idempotency-Key header a retry answers the first message and charges nothing.',
-    args: { input: t.arg({ type: SendSmsInput, required: true }) },
+    args: { input: t.arg({ type: SendSmsInput, required: true, description: 'The message.' }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { id } = await sendSms(ctx.deps, (await ctx.account()).id, input, { idempotencyKey: ctx.idempotencyKey })
       return ctx.deps.db.message.findUniqueOrThrow({ ...query, where: { id } })
@@ -110,7 +136,7 @@ builder.mutationFields((t) => ({
   reportCarrierStatus: t.prismaField({
     type: 'Message',
     description: "For carrier connectors: applies a status change to one of the key's account's messages.",
-    args: { input: t.arg({ type: CarrierStatusInput, required: true }) },
+    args: { input: t.arg({ type: CarrierStatusInput, required: true, description: 'The status change.' }) },
     resolve: async (query, _root, { input }, ctx) => {
       const accountId = (await ctx.account()).id
       const { messageId } = await recordCarrierStatus(
