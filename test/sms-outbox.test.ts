@@ -191,6 +191,9 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
     control.mode = 'accept'
   })
 
+  // Over HTTP the Idempotency-Key layer (src/idempotency) answers first: byte-equal repeats are
+  // replayed, in-flight duplicates are 409, a malformed key is 400. sendSms keeps the key on the
+  // message as well, so a retry after a crash that lost the layer's record still pays once.
   describe('Idempotency-Key', () => {
     const send = (s: Seeded, key: string, input: Record<string, unknown>) =>
       kit.rest('POST', '/graphql', { key: s.key, headers: { 'idempotency-key': key }, body: { query: SEND, variables: { input } } })
@@ -199,8 +202,9 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
       control.mode = 'accept'
       const s = await funded()
       const first = await send(s, 'order-1', { to: '+254712345678', message: 'once' })
-      const again = await send(s, 'order-1', { to: '0712 345 678', message: 'once' })
+      const again = await send(s, 'order-1', { to: '+254712345678', message: 'once' })
       expect(again.body.data.sendSms.id).toBe(first.body.data.sendSms.id)
+      expect(again.headers.get('idempotency-replayed')).toBe('true')
       expect(await kit.db.message.count({ where: { accountId: s.account.id } })).toBe(1)
       expect(await balance(s)).toBe(90_000n)
       // Another account may use the same key.
@@ -222,12 +226,19 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
       control.mode = 'accept'
       const s = await funded()
       const answers = await Promise.all(Array.from({ length: 5 }, () => send(s, 'race', { to: '+254712345678', message: 'race' })))
-      expect(new Set(answers.map((a) => a.body.data?.sendSms.id)).size).toBe(1)
+      const sent = answers.filter((a) => a.status === 200)
+      expect(sent.length).toBeGreaterThanOrEqual(1)
+      expect(new Set(sent.map((a) => a.body.data.sendSms.id)).size).toBe(1)
+      // The others were still running when they came: 409 CONFLICT, nothing charged.
+      for (const other of answers.filter((a) => a.status !== 200)) {
+        expect(other.status).toBe(409)
+        expect(other.body.errors[0].extensions.code).toBe('CONFLICT')
+      }
       expect(await kit.db.message.count({ where: { accountId: s.account.id } })).toBe(1)
       expect(await balance(s)).toBe(90_000n)
     })
 
-    it('refuses the key with another message (IDEMPOTENCY_KEY_REUSED) and a malformed key (VALIDATION_FAILED), changing nothing', async () => {
+    it('refuses the key with another message (IDEMPOTENCY_KEY_REUSED) and a malformed key (BAD_REQUEST), changing nothing', async () => {
       control.mode = 'accept'
       const s = await funded()
       await send(s, 'order-2', { to: '+254712345678', message: 'first' })
@@ -235,7 +246,8 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
       expect(reused.body.errors[0].extensions.code).toBe('IDEMPOTENCY_KEY_REUSED')
       for (const bad of ['x'.repeat(256), 'tab\there', 'caf\u00e9']) {
         const refused = await send(s, bad, { to: '+254712345678', message: 'bad key' })
-        expect(refused.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED' })
+        expect(refused.status).toBe(400)
+        expect(refused.body.errors[0].extensions).toMatchObject({ code: 'BAD_REQUEST' })
         expect(refused.body.errors[0].message).toContain('Idempotency-Key')
       }
       expect(await kit.db.message.count({ where: { accountId: s.account.id } })).toBe(1)
