@@ -35,6 +35,17 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
     expect(await records(s.account.id)).toBe(1)
   })
 
+  it('leaves the public channel API alone: a POST there keeps its own 405 {error}, and no record is made', async () => {
+    const s = await kit.seed().account()
+    for (let i = 0; i < 2; i++) {
+      const res = await kit.rest('POST', '/api/programs/any-program/episodes', { key: s.key, body: { a: i }, headers: key('channel-1') })
+      expect(res.status).toBe(405)
+      expect(res.body).toEqual({ error: expect.any(String) })
+      expect(res.headers.get('idempotency-replayed')).toBeNull()
+    }
+    expect(await records(s.account.id)).toBe(0)
+  })
+
   it('replays a GraphQL mutation, and leaves queries alone', async () => {
     const s = await kit.seed().account()
     const body = { query: CREATE_GQL, variables: { input: { name: 'Alerts' } }, operationName: 'Create' }

@@ -22,9 +22,11 @@ type Handle = (request: Request) => Promise<Response>
 // Statuses whose responses may not have a body (the Response constructor refuses one).
 const NULL_BODY = new Set([101, 204, 205, 304])
 
+const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|$)/
+
 /**
  * The Idempotency-Key layer around the REST and GraphQL dispatch. It applies to an authenticated
- * POST under /api, or to POST /graphql selecting a mutation, carrying the header; everything else
+ * POST under /api (the messaging API), or to POST /graphql selecting a mutation, carrying the header; everything else
  * goes to `handle` untouched (an unauthenticated request fails 401 there, as without the header).
  *
  * Applied: the key is checked (400), the body read within BODY_LIMIT_BYTES (413) and fingerprinted,
@@ -34,7 +36,9 @@ const NULL_BODY = new Set([101, 204, 205, 304])
  */
 export async function withIdempotencyKey(deps: Deps, { request, url, requestId }: IdempotentRequest, handle: Handle, { leaseMs = LEASE_MS } = {}): Promise<Response> {
   const raw = request.headers.get('idempotency-key')
-  const api = url.pathname === '/graphql' ? 'graphql' : url.pathname.startsWith('/api/') ? 'rest' : null
+  // The messaging API only: the channel API (/api/channels, /api/programs) is public and read-only,
+  // has no POST route and answers its own error shape.
+  const api = url.pathname === '/graphql' ? 'graphql' : url.pathname.startsWith('/api/') && !CHANNEL_PATH.test(url.pathname) ? 'rest' : null
   const token = bearerToken(request.headers.get('authorization'))
   if (raw === null || request.method !== 'POST' || !api || !token) return handle(request)
 
