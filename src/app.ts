@@ -137,7 +137,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
       if (wait > 0) return rateLimited('Too many requests from this address', wait, url, requestId)
     }
     // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
-    return withIdempotencyKey(deps, { request, url, requestId }, async (request) => {
+    return withIdempotencyKey(deps, { request, url, requestId }, { leaseMs: env.WORKER_LEASE_MS }, async (request) => {
       if (url.pathname === '/graphql') {
         let bounded: Request
         try {

@@ -231,6 +231,7 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
           url: new URL(`http://localhost${CREATE}`),
           requestId: 'test',
         },
+        {},
         async (request) => {
           expect(await request.text()).toBe('{"name":"Flaky"}')
           runs++
@@ -264,13 +265,13 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
           url: new URL(`http://localhost${CREATE}`),
           requestId: 'test',
         },
+        // A lease far shorter than the request: only renewals keep it.
+        { leaseMs: 600 },
         async () => {
           runs++
           await sleep(wait)
           return Response.json({ ran: runs })
         },
-        // A lease far shorter than the request: only renewals keep it.
-        { leaseMs: 600 },
       )
     const slow = call(2500)
     await sleep(1600)

@@ -34,7 +34,12 @@ const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|$)/
  * different request, a replay of the kept answer with `Idempotency-Replayed: true`), then the
  * request runs and its answer is kept (policy.ts says which). Refusals write nothing.
  */
-export async function withIdempotencyKey(deps: Deps, { request, url, requestId }: IdempotentRequest, handle: Handle, { leaseMs = LEASE_MS } = {}): Promise<Response> {
+export async function withIdempotencyKey(
+  deps: Deps,
+  { request, url, requestId }: IdempotentRequest,
+  { leaseMs = LEASE_MS }: { leaseMs?: number },
+  handle: Handle,
+): Promise<Response> {
   const raw = request.headers.get('idempotency-key')
   // The messaging API only: the channel API (/api/channels, /api/programs) is public and read-only,
   // has no POST route and answers its own error shape.
