@@ -386,18 +386,19 @@ let pgReachable = false
 console.log(
   `peers: ${SECONDS} s runs, ${ROUNDS} round(s) of mirrored order, ${WRITES} add-contacts request(s) per server and case, ${SAMPLES} samples per latency, ${os.cpus().length} CPUs, load average ${loadText()}`,
 )
+// Probed first, so a missing PostgreSQL is said before minutes of SQLite figures.
+const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 })
+try {
+  await probe.connect()
+  await probe.end()
+  pgReachable = true
+} catch (error) {
+  console.log(`PostgreSQL at ${PG_URL} is unreachable (${(error as Error).message || (error as { code?: string }).code}): every PostgreSQL row is SKIPPED.`)
+  rows.push({ measure: 'every PostgreSQL row (unreachable)', db: 'PostgreSQL', service: '—', peer: '—', ratio: '—', target: '—', result: 'SKIPPED', load: '—' })
+}
 let failed: unknown = null
 try {
   await benchDatabase('SQLite', `file:${join(dir, 'peers.db')}`)
-  const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 })
-  try {
-    await probe.connect()
-    await probe.end()
-    pgReachable = true
-  } catch (error) {
-    console.log(`\nPostgreSQL at ${PG_URL} is unreachable (${(error as Error).message}): PostgreSQL rows SKIPPED.`)
-    rows.push({ measure: 'every PostgreSQL row', db: 'PostgreSQL', service: '—', peer: '—', ratio: '—', target: '—', result: 'SKIPPED', load: '—' })
-  }
   if (pgReachable) await benchDatabase('PostgreSQL', pgUrl.toString())
 } catch (error) {
   failed = error
