@@ -1,0 +1,81 @@
+// Child servers for the peers benchmark: each server runs in its own process so its CPU time and
+// memory can be read from /proc/<pid>/stat and /proc/<pid>/status while autocannon runs here.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux x86-64 and arm64). */
+const CLOCK_TICKS = 100
+
+export interface Child {
+  name: string
+  pid: number
+  baseUrl: string
+  /** utime + stime in milliseconds. */
+  cpuMs(): number
+  /** VmHWM (peak resident set) and VmRSS, in MiB. */
+  memory(): { peakMiB: number; rssMiB: number }
+  stop(): Promise<void>
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/**
+ * Starts `node <args>` and waits until GET /healthz answers. Its stdout (the service's request log at
+ * LOG_LEVEL=info) goes to /dev/null, as the now-playing benchmark does; stderr is kept for errors.
+ */
+export async function startChild(
+  name: string,
+  command: (port: number) => { args: string[]; env?: Record<string, string> },
+  cwd: string,
+): Promise<Child> {
+  const port = await freePort()
+  const { args, env } = command(port)
+  const child: ChildProcess = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)))
+  let exited: number | null = null
+  child.once('exit', (code) => (exited = code ?? -1))
+  const baseUrl = `http://127.0.0.1:${port}`
+  for (let i = 0; ; i++) {
+    if (exited !== null) throw new Error(`${name} exited with ${exited} before answering:\n${stderr}`)
+    if (i > 600) throw new Error(`${name} did not answer within 60 s:\n${stderr}`)
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).status < 500) break
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const pid = child.pid!
+  return {
+    name,
+    pid,
+    baseUrl,
+    cpuMs() {
+      // Fields after the command name (which may hold spaces): state is the 3rd field, utime the 14th, stime the 15th.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+    },
+    memory() {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+      const kib = (key: string) => Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN)
+      return { peakMiB: kib('VmHWM') / 1024, rssMiB: kib('VmRSS') / 1024 }
+    },
+    async stop() {
+      if (exited !== null) return
+      const done = new Promise((resolve) => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      await done
+      clearTimeout(timer)
+    },
+  }
+}
