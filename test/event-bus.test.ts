@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pg from 'pg'
+import { createServer, connect, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { createPubSub } from 'graphql-yoga'
 import { targets } from './kit/databases.js'
 import { TestKit, useKit } from './kit/kit.js'
@@ -7,7 +9,8 @@ import { RESYNC, type EventBus } from '../src/events/event-bus.js'
 import { MAX_ENVELOPE_BYTES } from '../src/events/event-envelope.js'
 import { reconnectDelayMs } from '../src/events/reconnect-delay.js'
 import { channelNameFor } from '../src/events/channel-name.js'
-import type { PostgresBus } from '../src/events/postgres-bus.js'
+import { createPostgresBus, type PostgresBus } from '../src/events/postgres-bus.js'
+import { createLogger } from '../src/logger.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
 
 /** The next payload of `topic` on `bus`, or a rejection after `ms`. */
@@ -153,6 +156,49 @@ describe.runIf(postgres)('event bus across instances on PostgreSQL', () => {
     const received = next(bus, 'test.after')
     await a.deps.events.publish('test.after', 1)
     expect(await received).toBe(1)
+  })
+
+  it('treats a listening connection that stops answering (no error, no close) as dropped', async () => {
+    // A loopback relay to PostgreSQL whose open connections can be frozen: bytes are held, nothing closes.
+    const upstream = new URL(parseDatabaseUrl(a.url).connectionString!)
+    const target = { port: Number(upstream.port || 5432), host: upstream.hostname }
+    const frozen = new Set<Socket>()
+    const open = new Set<Socket>()
+    const relay = createServer((client) => {
+      const server = connect(target.port, target.host)
+      open.add(client).add(server)
+      for (const [from, to] of [[client, server], [server, client]] as const) {
+        from.on('data', (chunk) => {
+          if (!frozen.has(from)) to.write(chunk)
+        })
+        from.on('error', () => to.destroy())
+        from.on('close', () => to.destroy())
+      }
+    })
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve))
+    upstream.host = `127.0.0.1:${(relay.address() as AddressInfo).port}`
+    const bus = createPostgresBus({
+      connectionString: upstream.toString(),
+      channel: channelNameFor(parseDatabaseUrl(a.url).schema!),
+      db: a.db,
+      logger: createLogger('silent'),
+      heartbeatMs: 300,
+    })
+    try {
+      await bus.ready()
+      const pid = bus.listenerPid()
+      const resync = next(bus, RESYNC)
+      for (const socket of open) frozen.add(socket)
+      expect(await resync).toEqual({ reason: 'reconnected' })
+      expect(bus.listenerPid()).not.toBe(pid)
+      const received = next(bus, 'test.after-freeze')
+      await a.deps.events.publish('test.after-freeze', 'heard')
+      expect(await received).toBe('heard')
+    } finally {
+      await bus.close()
+      for (const socket of open) socket.destroy()
+      relay.close()
+    }
   })
 
   it('closes its listening connection with the database', async () => {

@@ -14,6 +14,10 @@ export interface PostgresBusOptions {
   /** Publishes with pg_notify through the pool of the application's client. */
   db: Db
   logger: Logger
+  /** Gives up on a connection attempt after this long (then retries with backoff). */
+  connectTimeoutMs?: number
+  /** How often the listening connection is checked; a check unanswered within it counts as a drop. */
+  heartbeatMs?: number
 }
 
 export interface PostgresBus extends EventBus {
@@ -28,7 +32,7 @@ export interface PostgresBus extends EventBus {
  * RESYNC is raised locally once it listens again: events sent in between are lost.
  */
 export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
-  const { connectionString, channel, db, logger } = options
+  const { connectionString, channel, db, logger, connectTimeoutMs = 5000, heartbeatMs = 5000 } = options
   const local = createLocalDelivery(logger)
   const origin = randomUUID()
   let client: pg.Client | null = null
@@ -39,6 +43,22 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
   let failures = 0
   let retryTimer: NodeJS.Timeout | null = null
   let waiters: (() => void)[] = []
+  let heartbeat: NodeJS.Timeout | null = null
+
+  // A silently dead network path (no FIN, no RST) would leave us deaf without an error: a query
+  // on the listening connection that does not come back within heartbeatMs counts as a drop.
+  function checkAlive() {
+    const current = client
+    if (!current || !live) return
+    const timer = setTimeout(() => lost(current, new Error(`event bus heartbeat unanswered for ${heartbeatMs} ms`)), heartbeatMs)
+    current.query('SELECT 1').then(
+      () => clearTimeout(timer),
+      (error) => {
+        clearTimeout(timer)
+        lost(current, error as Error)
+      },
+    )
+  }
 
   function receive(message: pg.Notification) {
     if (message.channel !== channel || message.payload === undefined) return
@@ -64,7 +84,12 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
   async function connect() {
     retryTimer = null
     if (closed) return
-    const next = new pg.Client({ connectionString, application_name: 'gateway-event-bus' })
+    const next = new pg.Client({
+      connectionString,
+      application_name: 'gateway-event-bus',
+      connectionTimeoutMillis: connectTimeoutMs,
+      keepAlive: true,
+    })
     client = next
     next.on('notification', receive)
     next.on('error', (error) => lost(next, error))
@@ -83,6 +108,8 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
     }
     live = true
     failures = 0
+    heartbeat ??= setInterval(checkAlive, heartbeatMs)
+    heartbeat.unref()
     const resumed = everLive
     everLive = true
     if (resumed) {
@@ -128,6 +155,7 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
       closed = true
       live = false
       if (retryTimer) clearTimeout(retryTimer)
+      if (heartbeat) clearInterval(heartbeat)
       const last = client
       client = null
       waiters = []
