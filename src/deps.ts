@@ -7,6 +7,9 @@ import type { Db } from './db/client.js'
 import type { DatabaseKind } from './db/connection-url.js'
 import type { Env } from './env.js'
 import type { SmsGateway } from './sms/gateway.js'
+import type { EventBus } from './events/event-bus.js'
+import { createEventBus } from './events/create-event-bus.js'
+import { createApiKeyCache, type ApiKeyCache } from './auth/api-key-cache.js'
 
 /** What domain functions may use. Resolvers, the REST layer, the CLI and the cron loop all pass the same. */
 export interface Deps {
@@ -19,21 +22,46 @@ export interface Deps {
   gateway: SmsGateway
   /** Channel lookups and snapshots shared by requests for CHANNEL_CACHE_MS. */
   channelCache: ReturnType<typeof createChannelCache>
+  /** Events for every instance on the database (PostgreSQL) or this process (SQLite). */
+  events: EventBus
+  /** Verified API keys remembered for API_KEY_CACHE_MS; revocations arrive through `events`. */
+  apiKeyCache: ApiKeyCache
 }
 
-/** The one place Deps are assembled: server, CLI, tests and benchmarks pass overrides only. */
+/** 30 s where revocations reach every process (PostgreSQL); off on SQLite unless configured. */
+const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 0 } as const
+
+/**
+ * The one place Deps are assembled: server, CLI, tests and benchmarks pass overrides only.
+ * The event bus created here is closed by `database.close()` (wrapped below), so every entry
+ * point that closes its database (server shutdown, CLI, test kit) also ends the listening
+ * connection without knowing about it. An overridden bus belongs to the caller.
+ */
 export function createDeps(
-  database: { prisma: Db; kind: DatabaseKind },
+  database: { prisma: Db; kind: DatabaseKind; close?: () => Promise<void> },
   env: Env,
   overrides: Partial<Omit<Deps, 'db' | 'dbKind' | 'env'>> = {},
 ): Deps {
+  const logger = overrides.logger ?? createLogger(env.LOG_LEVEL)
+  const events = overrides.events ?? createEventBus({ databaseUrl: env.DATABASE_URL, db: database.prisma, logger, connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS })
+  if (!overrides.events && database.close) {
+    const closeDatabase = database.close
+    database.close = async () => {
+      await events.close()
+      await closeDatabase()
+    }
+  }
   return {
     db: database.prisma,
     dbKind: database.kind,
     env,
     clock: overrides.clock ?? systemClock,
-    logger: overrides.logger ?? createLogger(env.LOG_LEVEL),
+    logger,
     gateway: overrides.gateway ?? createSandboxGateway({ delayMs: env.SANDBOX_DELIVERY_DELAY_MS }),
     channelCache: overrides.channelCache ?? createChannelCache(env.CHANNEL_CACHE_MS),
+    events,
+    apiKeyCache:
+      overrides.apiKeyCache ??
+      createApiKeyCache({ db: database.prisma, events, ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind] }),
   }
 }

@@ -39,6 +39,11 @@ const schema = z.object({
   WORKER_LEASE_MS: z.coerce.number().int().min(500).default(60_000),
   /** How long now-playing data is shared between requests of one instance. */
   CHANNEL_CACHE_MS: z.coerce.number().int().min(0).default(1000),
+  /**
+   * How long a verified API key is remembered per instance (0: off). Unset: 30 s on PostgreSQL,
+   * off on SQLite (the CLI is another process there and cannot tell the server of a revocation).
+   */
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).optional(),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */
   WORKER_ENABLED: bool.default(true),
   /** PostgreSQL: wait for a new connection or a free pool slot before answering 503. */

@@ -2,11 +2,13 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Db } from '../db/client.js'
 import type { Clock } from '../clock.js'
 import { AppError, notFound } from '../errors.js'
+import type { EventBus } from '../events/event-bus.js'
+import { API_KEY_REVOKED, type ApiKeyRevoked } from './api-key-revoked.js'
 
 // Key shape: gk_<12 hex: public prefix>_<43 base64url: 32 random bytes>. Only the SHA-256 is stored.
 const KEY_PATTERN = /^(gk_[0-9a-f]{12})_([A-Za-z0-9_-]{43})$/
 
-const sha256 = (value: string) => createHash('sha256').update(value).digest()
+export const sha256 = (value: string) => createHash('sha256').update(value).digest()
 
 export interface IssuedKey {
   id: string
@@ -24,12 +26,17 @@ export async function createApiKey({ db }: { db: Db }, accountId: string): Promi
   return { id: row.id, prefix, apiKey }
 }
 
-/** Revokes by key id or by its visible prefix. */
-export async function revokeApiKey({ db, clock }: { db: Db; clock: Clock }, keyOrPrefix: string) {
+/**
+ * Revokes by key id or by its visible prefix, then tells every instance to drop the key from its
+ * cache. Revoking again publishes again: the way to retry when the publish failed after the commit.
+ */
+export async function revokeApiKey({ db, clock, events }: { db: Db; clock: Clock; events: EventBus }, keyOrPrefix: string) {
   const prefix = keyOrPrefix.match(KEY_PATTERN)?.[1] ?? keyOrPrefix
   const key = await db.apiKey.findFirst({ where: { OR: [{ prefix }, { id: keyOrPrefix }] } })
   if (!key) throw notFound('API key')
-  return db.apiKey.update({ where: { id: key.id }, data: { revokedAt: key.revokedAt ?? clock.now() } })
+  const revoked = await db.apiKey.update({ where: { id: key.id }, data: { revokedAt: key.revokedAt ?? clock.now() } })
+  await events.publish(API_KEY_REVOKED, { id: revoked.id, prefix: revoked.prefix } satisfies ApiKeyRevoked)
+  return revoked
 }
 
 export interface AuthenticatedAccount {
@@ -39,19 +46,39 @@ export interface AuthenticatedAccount {
   keyId: string
 }
 
-/** Resolves a Bearer key to its account. Every failure is the same UNAUTHENTICATED error. */
+/** The visible prefix of a well-formed key; null for anything else. */
+export function apiKeyPrefix(apiKey: string): string | null {
+  return apiKey.match(KEY_PATTERN)?.[1] ?? null
+}
+
+export const unauthenticated = () => new AppError('UNAUTHENTICATED', 'A valid API key is required')
+
+interface KeyRow {
+  id: string
+  hash: string
+  revoked: boolean | number | bigint
+  accountId: string
+  name: string
+  timezone: string
+}
+
+/**
+ * Resolves a Bearer key to its account with one statement (Prisma's findUnique with the account
+ * relation sends two without the relationJoins preview). Every failure is the same
+ * UNAUTHENTICATED error; the hash comparison is constant-time and runs for unknown prefixes too.
+ */
 export async function authenticateApiKey(db: Db, apiKey: string): Promise<AuthenticatedAccount> {
-  const match = apiKey.match(KEY_PATTERN)
-  const denied = new AppError('UNAUTHENTICATED', 'A valid API key is required')
-  if (!match) throw denied
-  const row = await db.apiKey.findUnique({
-    where: { prefix: match[1] },
-    select: { id: true, hash: true, revokedAt: true, account: { select: { id: true, name: true, timezone: true } } },
-  })
+  const prefix = apiKeyPrefix(apiKey)
+  if (!prefix) throw unauthenticated()
+  const [row] = await db.$queryRaw<KeyRow[]>`
+    SELECT k."id", k."hash", k."revokedAt" IS NOT NULL AS "revoked", a."id" AS "accountId", a."name", a."timezone"
+    FROM "ApiKey" k JOIN "Account" a ON a."id" = k."accountId"
+    WHERE k."prefix" = ${prefix}`
   const given = sha256(apiKey)
   const stored = row ? Buffer.from(row.hash, 'hex') : randomBytes(32)
-  if (!timingSafeEqual(given, stored) || !row || row.revokedAt) throw denied
-  return { ...row.account, keyId: row.id }
+  // SQLite answers the boolean as 0/1, PostgreSQL as a boolean.
+  if (!timingSafeEqual(given, stored) || !row || Number(row.revoked) !== 0) throw unauthenticated()
+  return { id: row.accountId, name: row.name, timezone: row.timezone, keyId: row.id }
 }
 
 /** Reads `Authorization: Bearer <key>`; null when the header is absent. */

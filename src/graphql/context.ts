@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { authenticateApiKey, bearerToken, type AuthenticatedAccount } from '../auth/api-keys.js'
+import { bearerToken, type AuthenticatedAccount } from '../auth/api-keys.js'
 import { AppError } from '../errors.js'
 
 export interface Context {
@@ -24,7 +24,7 @@ export function createContext(deps: Deps, request: Request, requestId: string): 
       pending ??= (async () => {
         const token = bearerToken(request.headers.get('authorization'))
         if (!token) throw new AppError('UNAUTHENTICATED', 'A valid API key is required')
-        return authenticateApiKey(deps.db, token)
+        return deps.apiKeyCache.authenticate(token)
       })()
       return pending
     },

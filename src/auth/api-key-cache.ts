@@ -1,0 +1,98 @@
+import type { Db } from '../db/client.js'
+import type { EventBus } from '../events/event-bus.js'
+import { RESYNC } from '../events/event-bus.js'
+import { apiKeyPrefix, authenticateApiKey, sha256, unauthenticated, type AuthenticatedAccount } from './api-keys.js'
+import { API_KEY_REVOKED, isApiKeyRevoked } from './api-key-revoked.js'
+
+export interface ApiKeyCache {
+  /** authenticateApiKey, answered from memory for a key verified less than ttlMs ago. */
+  authenticate(apiKey: string): Promise<AuthenticatedAccount>
+  /** How many keys are remembered (for tests and metrics). */
+  size(): number
+}
+
+interface Entry {
+  account: AuthenticatedAccount
+  prefix: string
+  expiresAt: number
+}
+
+export interface ApiKeyCacheOptions {
+  db: Db
+  events: EventBus
+  /** 0 turns the cache off: every request looks the key up. */
+  ttlMs: number
+  maxEntries?: number
+  /** Monotonic milliseconds. */
+  now?: () => number
+}
+
+/**
+ * Verified keys per instance, keyed by the key's SHA-256 (the key itself is never held), least
+ * recently used evicted first. Correctness rests on the event bus:
+ * - entries are served and stored only while the bus is live (events from every instance arrive);
+ * - a revocation (API_KEY_REVOKED) drops its key at once; RESYNC (the bus was deaf for a while)
+ *   drops everything;
+ * - a lookup stores its answer only if no invalidation arrived while it ran, so a revocation that
+ *   overtakes a slow lookup cannot be undone by it.
+ * Failed lookups are never cached: a key created a moment ago works on its first request, and a
+ * guessing client still pays a database round trip per guess (and the rate limit) for a 256-bit key.
+ */
+export function createApiKeyCache({ db, events, ttlMs, maxEntries = 10_000, now = () => performance.now() }: ApiKeyCacheOptions): ApiKeyCache {
+  const entries = new Map<string, Entry>()
+  const byPrefix = new Map<string, string>()
+  let invalidations = 0
+  let subscribed = false
+
+  const remove = (digest: string) => {
+    const entry = entries.get(digest)
+    if (!entry) return
+    entries.delete(digest)
+    byPrefix.delete(entry.prefix)
+  }
+  const flush = () => {
+    invalidations++
+    entries.clear()
+    byPrefix.clear()
+  }
+
+  // Subscribing opens the listening connection, so it waits for the first request: the CLI never does.
+  function subscribeOnce() {
+    if (subscribed) return
+    subscribed = true
+    events.subscribe(API_KEY_REVOKED, (payload) => {
+      invalidations++
+      if (!isApiKeyRevoked(payload)) return flush()
+      const digest = byPrefix.get(payload.prefix)
+      if (digest) remove(digest)
+    })
+    events.subscribe(RESYNC, flush)
+  }
+
+  return {
+    async authenticate(apiKey) {
+      if (ttlMs <= 0) return authenticateApiKey(db, apiKey)
+      const prefix = apiKeyPrefix(apiKey)
+      if (!prefix) throw unauthenticated()
+      subscribeOnce()
+      const digest = sha256(apiKey).toString('base64')
+      const cached = entries.get(digest)
+      if (cached && cached.expiresAt > now() && events.isLive()) {
+        // Map order is insertion order: re-inserting makes it the most recently used.
+        entries.delete(digest)
+        entries.set(digest, cached)
+        return cached.account
+      }
+      if (cached) remove(digest)
+      const before = invalidations
+      const account = await authenticateApiKey(db, apiKey)
+      if (before === invalidations && events.isLive()) {
+        entries.set(digest, { account, prefix, expiresAt: now() + ttlMs })
+        byPrefix.set(prefix, digest)
+        if (entries.size > maxEntries) remove(entries.keys().next().value!)
+      }
+      return account
+    },
+    size: () => entries.size,
+  }
+}

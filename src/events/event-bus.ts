@@ -1,0 +1,31 @@
+import type { PubSubEventTarget } from 'graphql-yoga'
+
+/** Raised locally (never sent) when events from other instances may have been missed: caches flush. */
+export const RESYNC = 'resync'
+
+export type EventListener = (payload: unknown) => void
+
+/**
+ * Topics with small JSON payloads, delivered to the subscribers of every instance on the same
+ * database (PostgreSQL) or of this process (SQLite). Delivery is at most once: after a gap
+ * (the listening connection dropped) subscribers get RESYNC instead of the missed events.
+ */
+export interface EventBus {
+  readonly kind: 'postgresql' | 'in-process'
+  /** Sends to every instance, this one included (synchronously, before the promise settles). */
+  publish(topic: string, payload: unknown): Promise<void>
+  /** Local listener; returns the unsubscribe function. RESYNC is a topic like any other. */
+  subscribe(topic: string, listener: EventListener): () => void
+  /** True while events published anywhere reach this process (in-process: always). */
+  isLive(): boolean
+  /** Resolves once the bus is live; starts listening if nothing subscribed yet. */
+  ready(): Promise<void>
+  /**
+   * The bus as the EventTarget `createPubSub({ eventTarget })` of graphql-yoga expects:
+   * dispatchEvent(CustomEvent) publishes `event.detail` under `event.type`, listeners receive
+   * CustomEvents whose `detail` is the payload (as JSON round-tripped it).
+   */
+  // any: the target serves every topic map a createPubSub<...>() may declare.
+  readonly eventTarget: PubSubEventTarget<any>
+  close(): Promise<void>
+}

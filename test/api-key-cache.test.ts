@@ -1,0 +1,225 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import pg from 'pg'
+import { targets } from './kit/databases.js'
+import { TestKit, useKit } from './kit/kit.js'
+import { authenticateApiKey, createApiKey, revokeApiKey, sha256 } from '../src/auth/api-keys.js'
+import { createApiKeyCache } from '../src/auth/api-key-cache.js'
+import { API_KEY_REVOKED } from '../src/auth/api-key-revoked.js'
+import { createInProcessBus } from '../src/events/in-process-bus.js'
+import { RESYNC, type EventBus } from '../src/events/event-bus.js'
+import type { PostgresBus } from '../src/events/postgres-bus.js'
+import { parseDatabaseUrl } from '../src/db/connection-url.js'
+import { createLogger } from '../src/logger.js'
+
+const CACHED = { API_KEY_CACHE_MS: '30000' }
+
+/** Milliseconds until `kit` answers 401 for `key` (polled every 10 ms), or Infinity after `limitMs`. */
+async function msUntilRefused(kit: TestKit, key: string, since: number, limitMs = 5000): Promise<number> {
+  while (performance.now() - since < limitMs) {
+    if ((await kit.rest('GET', '/api/contacts', { key })).status === 401) return performance.now() - since
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return Infinity
+}
+
+/** A request, with the SQL statements it sent on `kit`. */
+async function statementsOf(kit: TestKit, key: string) {
+  kit.statements.length = 0
+  const res = await kit.rest('GET', '/api/contacts?perPage=1', { key })
+  return { status: res.status, statements: [...kit.statements] }
+}
+
+function next(bus: EventBus, topic: string, ms = 5000): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "${topic}" within ${ms} ms`)), ms)
+    const off = bus.subscribe(topic, (payload) => {
+      clearTimeout(timer)
+      off()
+      resolve(payload)
+    })
+  })
+}
+
+describe.each(targets)('API key cache on $name', (target) => {
+  const kit = useKit(target, { env: CACHED })
+  beforeAll(() => kit.deps.events.ready())
+
+  it('looks a key and its account up in one SQL statement', async () => {
+    const s = await kit.seed().account('One Statement')
+    kit.statements.length = 0
+    const account = await authenticateApiKey(kit.db, s.key)
+    expect(account).toEqual({ id: s.account.id, name: 'One Statement', timezone: 'UTC', keyId: expect.any(String) })
+    expect(kit.statements).toHaveLength(1)
+    expect(kit.statements[0]).toMatch(/JOIN "Account"/)
+  })
+
+  it('answers a cached key with no SQL for authentication on the second request', async () => {
+    const s = await kit.seed().account()
+    const first = await statementsOf(kit, s.key)
+    const second = await statementsOf(kit, s.key)
+    expect(first.status).toBe(200)
+    expect(second.status).toBe(200)
+    expect(first.statements.filter((q) => q.includes('"ApiKey"'))).toHaveLength(1)
+    expect(second.statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
+    expect(second.statements.length).toBe(first.statements.length - 1)
+    kit.statements.length = 0
+    expect(await kit.deps.apiKeyCache.authenticate(s.key)).toEqual({ id: s.account.id, name: 'Acme', timezone: 'UTC', keyId: expect.any(String) })
+    expect(kit.statements).toEqual([])
+  })
+
+  it('refuses a key revoked on this instance on the very next request', async () => {
+    const s = await kit.seed().account()
+    expect((await kit.rest('GET', '/api/contacts', { key: s.key })).status).toBe(200)
+    expect((await statementsOf(kit, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
+    await revokeApiKey(kit.deps, s.key)
+    const res = await kit.rest('GET', '/api/contacts', { key: s.key })
+    expect(res.status).toBe(401)
+    expect(res.body).toEqual({ error: 'A valid API key is required', code: 'UNAUTHENTICATED' })
+  })
+
+  it('does not remember a refusal: a key refused before it existed works once it is created', async () => {
+    const s = await kit.seed().account()
+    const prefix = `gk_${randomBytes(6).toString('hex')}`
+    const key = `${prefix}_${randomBytes(32).toString('base64url')}`
+    expect((await kit.rest('GET', '/api/contacts', { key })).status).toBe(401)
+    expect((await kit.rest('GET', '/api/contacts', { key })).status).toBe(401)
+    await kit.db.apiKey.create({ data: { accountId: s.account.id, prefix, hash: sha256(key).toString('hex') } })
+    expect((await kit.rest('GET', '/api/contacts', { key })).status).toBe(200)
+  })
+
+  it('keeps keys for the TTL only, at most maxEntries (least recently used out)', async () => {
+    const s = await kit.seed().account()
+    const keys = [s.key, (await createApiKey(kit.deps, s.account.id)).apiKey, (await createApiKey(kit.deps, s.account.id)).apiKey]
+    let now = 0
+    const cache = createApiKeyCache({ db: kit.db, events: kit.deps.events, ttlMs: 1000, maxEntries: 2, now: () => now })
+    const lookups = async (key: string) => {
+      kit.statements.length = 0
+      await cache.authenticate(key)
+      return kit.statements.length
+    }
+    expect(await lookups(keys[0]!)).toBe(1)
+    expect(await lookups(keys[1]!)).toBe(1)
+    expect(await lookups(keys[0]!)).toBe(0) // keys[0] is now the most recently used
+    expect(await lookups(keys[2]!)).toBe(1) // evicts keys[1]
+    expect(cache.size()).toBe(2)
+    expect(await lookups(keys[0]!)).toBe(0)
+    expect(await lookups(keys[1]!)).toBe(1)
+    now = 999
+    expect(await lookups(keys[1]!)).toBe(0)
+    now = 2000
+    expect(await lookups(keys[1]!)).toBe(1)
+  })
+
+  it('looks every request up with API_KEY_CACHE_MS=0', async () => {
+    const s = await kit.seed().account()
+    const cache = createApiKeyCache({ db: kit.db, events: kit.deps.events, ttlMs: 0 })
+    for (let i = 0; i < 3; i++) {
+      kit.statements.length = 0
+      await cache.authenticate(s.key)
+      expect(kit.statements).toHaveLength(1)
+    }
+    expect(cache.size()).toBe(0)
+  })
+
+  it('does not store a lookup overtaken by a revocation event, nor anything while the bus is not live', async () => {
+    const s = await kit.seed().account()
+    const cache = createApiKeyCache({ db: kit.db, events: kit.deps.events, ttlMs: 30_000 })
+    const pending = cache.authenticate(s.key)
+    await kit.deps.events.publish(API_KEY_REVOKED, { id: 'x', prefix: s.key.slice(0, 15) })
+    await pending
+    expect(cache.size()).toBe(0)
+    await cache.authenticate(s.key)
+    expect(cache.size()).toBe(1)
+
+    const deaf = createInProcessBus(createLogger('silent'))
+    await deaf.close()
+    const offline = createApiKeyCache({ db: kit.db, events: deaf, ttlMs: 30_000 })
+    await offline.authenticate(s.key)
+    expect(offline.size()).toBe(0)
+  })
+
+  it('still refuses malformed, unknown and revoked keys without a database round trip for malformed ones', async () => {
+    const s = await kit.seed().account()
+    const extra = await createApiKey(kit.deps, s.account.id)
+    await revokeApiKey(kit.deps, extra.id)
+    kit.statements.length = 0
+    await expect(kit.deps.apiKeyCache.authenticate('not-a-key')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+    expect(kit.statements).toEqual([])
+    await expect(kit.deps.apiKeyCache.authenticate(`${s.key.slice(0, -1)}${s.key.endsWith('A') ? 'B' : 'A'}`)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+    await expect(kit.deps.apiKeyCache.authenticate(extra.apiKey)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+  })
+})
+
+const run = promisify(execFile)
+const postgres = targets.find((t) => t.name === 'postgresql')
+
+describe.runIf(postgres)('API key revocation across instances on PostgreSQL', () => {
+  const a = useKit(postgres!, { env: CACHED })
+  const b = new TestKit(postgres!, { env: CACHED })
+  let admin: pg.Client
+  beforeAll(async () => {
+    await b.attach(a.url)
+    admin = new pg.Client({ connectionString: parseDatabaseUrl(a.url).connectionString })
+    await admin.connect()
+    await Promise.all([a.deps.events.ready(), b.deps.events.ready()])
+  })
+  afterAll(async () => {
+    await b.detach()
+    await admin?.end()
+  })
+
+  /** A key that instance B has cached (its second request sends no key lookup). */
+  async function cachedOnB() {
+    const s = await a.seed().account()
+    expect((await b.rest('GET', '/api/contacts', { key: s.key })).status).toBe(200)
+    expect((await statementsOf(b, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
+    return s
+  }
+
+  it('a key revoked through instance A is refused by instance B within 1 s', async () => {
+    const s = await cachedOnB()
+    const started = performance.now()
+    await revokeApiKey(a.deps, s.key)
+    const delay = await msUntilRefused(b, s.key, started)
+    console.log(`revocation through instance A refused on B after ${delay.toFixed(1)} ms (from the start of revokeApiKey)`)
+    expect(delay).toBeLessThan(1000)
+  })
+
+  it('a key revoked by the CLI (another process) is refused by instance B within 1 s of the commit', async () => {
+    const s = await cachedOnB()
+    const polling = (async () => {
+      const since = performance.now()
+      const sinceWall = Date.now()
+      const ms = await msUntilRefused(b, s.key, since, 60_000)
+      return { refusedAt: sinceWall + ms }
+    })()
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'apikey:revoke', '--key', s.key.slice(0, 15)], {
+      env: { ...process.env, DATABASE_URL: a.url },
+    })
+    const revokedAt = Date.parse(JSON.parse(stdout).revokedAt)
+    const { refusedAt } = await polling
+    const delay = refusedAt - revokedAt
+    console.log(`revocation by the CLI refused on B ${delay} ms after its revokedAt`)
+    expect(delay).toBeLessThan(1000)
+  }, 60_000)
+
+  it('flushes on resync after the listening connection is killed, and later revocations arrive again', async () => {
+    const s = await cachedOnB()
+    const other = await cachedOnB()
+    const bus = b.deps.events as PostgresBus
+    expect(b.deps.apiKeyCache.size()).toBeGreaterThanOrEqual(2)
+    const resync = next(bus, RESYNC)
+    await admin.query('SELECT pg_terminate_backend($1)', [bus.listenerPid()])
+    await resync
+    expect(b.deps.apiKeyCache.size()).toBe(0)
+    expect((await statementsOf(b, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toHaveLength(1)
+    expect((await statementsOf(b, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
+    const started = performance.now()
+    await revokeApiKey(a.deps, s.key)
+    expect(await msUntilRefused(b, s.key, started)).toBeLessThan(1000)
+    expect((await b.rest('GET', '/api/contacts', { key: other.key })).status).toBe(200)
+  })
+})
