@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js'
 import { AppError, knownAppError } from '../errors.js'
-import { authenticateApiKey, bearerToken } from '../auth/api-keys.js'
+import { bearerToken } from '../auth/api-keys.js'
 import { parseIdempotencyKey } from './idempotency-key.js'
 import { readBodyBytes } from '../http/read-body.js'
 import { isMutationRequest } from './graphql-mutation.js'
@@ -93,7 +93,7 @@ async function prepare(
   const { request, url, api } = input
   let accountId: string
   try {
-    accountId = (await authenticateApiKey(deps.db, input.token)).id
+    accountId = (await deps.apiKeyCache.authenticate(input.token)).id
   } catch (error) {
     if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return { request, pass: true }
     throw error
