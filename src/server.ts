@@ -33,7 +33,7 @@ const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
 const app = createApp({ deps, ready, metrics })
 
 const worker = env.WORKER_ENABLED ? startWorker(deps) : null
-const server = createServer(serverOptions(env), createListener(app, deps))
+const server = createServer(serverOptions(env), createListener(app, deps, metrics))
 server.maxConnections = env.HTTP_MAX_CONNECTIONS
 const drain = createDrain(server)
 server.once('error', (error) => exitAtStart(error, describeListenError(error, env.HOST, env.PORT)))

@@ -6,15 +6,18 @@ import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { createListener } from '../src/http-listener.js'
 import { importChannel } from '../src/channel/import-channel.js'
+import { createMetrics } from '../src/metrics/create-metrics.js'
 
 describe.each(targets)('HTTP listener and microcache on $name', (target) => {
   const clock = fixedClock('2026-03-03T12:30:00-05:00')
   const kit = useKit(target, { clock, env: { CHANNEL_CACHE_MS: '5000' } })
   let server: Server
   let base: string
+  const metrics = createMetrics()
+  const replays = async () => (await metrics.registry.getSingleMetric('http_microcache_replays_total')!.get()).values[0]?.value ?? 0
   beforeAll(async () => {
     await importChannel(kit.deps, readFileSync(new URL('../docs/channel-sample.json', import.meta.url), 'utf8'))
-    server = createServer(createListener(kit.app, kit.deps))
+    server = createServer(createListener(kit.app, kit.deps, metrics))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   })
@@ -43,6 +46,38 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
     clock.advance(1000)
     const next = await fetch(base + path)
     expect(JSON.parse(await next.text()).current_video.remaining_time).toBe(1799)
+  })
+
+  it('replays with unique cheap ids, a client id when valid, Content-Length, HEAD without body, and counts replays', async () => {
+    clock.advance(1000)
+    const before = await replays()
+    const first = await fetch(base + path)
+    const body = await first.text()
+    expect(await replays()).toBe(before) // computed by app.fetch, not replayed
+    const ids = new Set<string>()
+    for (let i = 0; i < 20; i++) {
+      const r = await fetch(base + path)
+      expect(await r.text()).toBe(body)
+      expect(r.headers.get('content-length')).toBe(String(Buffer.byteLength(body)))
+      expect(r.headers.get('transfer-encoding')).toBeNull()
+      ids.add(r.headers.get('x-request-id')!)
+    }
+    expect(ids.size).toBe(20)
+    for (const id of ids) expect(id).toMatch(/^[\w.:-]{1,128}$/)
+    const mine = await fetch(base + path, { headers: { 'x-request-id': 'client-42.a:b' } })
+    expect(mine.headers.get('x-request-id')).toBe('client-42.a:b')
+    const bad = await fetch(base + path, { headers: { 'x-request-id': 'not valid!' } })
+    expect(bad.headers.get('x-request-id')).not.toBe('not valid!')
+    expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const head = await fetch(base + path, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(await head.text()).toBe('')
+    expect(head.headers.get('etag')).toBe(first.headers.get('etag'))
+    const notModified = await fetch(base + path, { headers: { 'if-none-match': `W/${first.headers.get('etag')}, "other"` } })
+    expect(notModified.status).toBe(304)
+    expect(notModified.headers.get('access-control-allow-origin')).toBe('*')
+    expect(notModified.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await replays()).toBe(before + 24)
   })
 
   it('never replays authenticated answers', async () => {
