@@ -6,6 +6,8 @@ import { systemClock } from './clock.js'
 import type { Deps } from './deps.js'
 import type { Env } from './env.js'
 import type { Metrics } from './metrics/create-metrics.js'
+import { rawHeader } from './microcache.js'
+import { replayLog } from './logger.js'
 
 /** What app.fetch accepts from a client as its request id (src/app.ts). */
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/
@@ -24,10 +26,12 @@ export function requestIdSource() {
 /**
  * The node:http listener: microcache hits are answered here, everything else goes to app.fetch.
  * A hit costs a header-list write, the access log line and a counter; nothing else is allocated.
+ * The log level is read when the listener is made.
  */
 export function createListener(app: App, { clock, logger }: Pick<Deps, 'clock' | 'logger'>, metrics?: Pick<Metrics, 'observeReplay'>) {
   const adapter = createServerAdapter(app.fetch)
   const nextId = requestIdSource()
+  const log = replayLog(logger)
   // The system clock is Date.now(); a test clock is asked (it may be pinned).
   const nowMs = clock === systemClock ? Date.now : () => clock.now().getTime()
   return (req: IncomingMessage, res: ServerResponse) => {
@@ -35,11 +39,11 @@ export function createListener(app: App, { clock, logger }: Pick<Deps, 'clock' |
       const started = performance.now()
       const hit = app.microcache.hit(req, nowMs())
       if (hit) {
-        const incoming = req.headers['x-request-id']
-        const requestId = typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : nextId()
+        const incoming = rawHeader(req, 'x-request-id')
+        const requestId = incoming !== undefined && CLIENT_REQUEST_ID.test(incoming) ? incoming : nextId()
         app.microcache.replay(hit, req, res, requestId)
         metrics?.observeReplay()
-        logger.info({ requestId, method: req.method, path: req.url, status: res.statusCode, ms: Math.round(performance.now() - started), cached: true }, 'request')
+        log(requestId, req.method!, req.url!, res.statusCode, Math.round(performance.now() - started))
         return
       }
     }
@@ -76,15 +80,17 @@ export function createDrain(server: Server) {
   let draining = false
   const active = new Set<ServerResponse>()
   let lastActivity = 0
+  // One function for every response ('close' is emitted once): no closure per request.
+  function closed(this: ServerResponse) {
+    active.delete(this)
+    lastActivity = performance.now()
+  }
   // First listener: the response must know before the handler (or a microcache replay) writes.
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     active.add(res)
     lastActivity = performance.now()
     if (draining) res.shouldKeepAlive = false
-    res.once('close', () => {
-      active.delete(res)
-      lastActivity = performance.now()
-    })
+    res.on('close', closed)
   })
   return {
     get draining() {

@@ -76,12 +76,25 @@ export class Microcache {
 
   /** Writes a hit straight to a node response: 304 when the client has it, no body for HEAD. */
   replay(hit: Entry, req: IncomingMessage, res: ServerResponse, requestId: string) {
-    const notModified = etagMatches(req.headers['if-none-match'], hit.etag)
+    const notModified = etagMatches(rawHeader(req, 'if-none-match'), hit.etag)
     const headers = notModified ? hit.bare : hit.full
     headers[headers.length - 1] = requestId
     res.writeHead(notModified ? 304 : hit.status, headers)
     res.end(notModified || req.method === 'HEAD' ? undefined : hit.body)
   }
+}
+
+/**
+ * One request header read from rawHeaders: `req.headers` is built on first use, an object and a
+ * lower-cased name per header, which is a good part of a replay's cost. First occurrence wins.
+ */
+export function rawHeader(req: IncomingMessage, lowerName: string): string | undefined {
+  const raw = req.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName) return raw[i + 1]
+  }
+  return undefined
 }
 
 export function etagMatches(header: string | null | undefined, etag: string): boolean {

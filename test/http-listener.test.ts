@@ -88,3 +88,25 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
     expect(b.status).toBe(401)
   })
 })
+
+describe('access line of a replay', () => {
+  it('is the line pino writes for the same fields, on the same stdout', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const script = `
+      import { createLogger, replayLog } from './src/logger.ts'
+      const logger = createLogger('info')
+      const fields = ['abc-1.2:3', 'GET', '/api/channels/x/status?q="\\\\é', 304, 2]
+      replayLog(logger)(...fields)
+      const [requestId, method, path, status, ms] = fields
+      logger.info({ requestId, method, path, status, ms, cached: true }, 'request')
+      replayLog(createLogger('warn'))(...fields)`
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    const lines = out.trim().split('\n')
+    expect(lines).toHaveLength(2) // nothing at warn
+    const [direct, viaPino] = lines.map((l) => JSON.parse(l))
+    expect(Object.keys(direct)).toEqual(Object.keys(viaPino))
+    expect({ ...direct, time: 0 }).toEqual({ ...viaPino, time: 0 })
+    expect(direct.path).toBe('/api/channels/x/status?q="\\é')
+    expect(Math.abs(direct.time - viaPino.time)).toBeLessThan(1000)
+  })
+})
