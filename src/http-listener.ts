@@ -28,8 +28,15 @@ export function requestIdSource() {
  * A hit costs a header-list write, the access log line and a counter; nothing else is allocated.
  * The log level is read when the listener is made.
  */
-export function createListener(app: App, { clock, logger }: Pick<Deps, 'clock' | 'logger'>, metrics?: Pick<Metrics, 'observeReplay'>) {
+export function createListener(
+  app: App,
+  { clock, logger }: Pick<Deps, 'clock' | 'logger'>,
+  metrics?: Pick<Metrics, 'observeReplay'>,
+  { workerId }: { workerId?: string } = {},
+) {
   const adapter = createServerAdapter(app.fetch)
+  // In a cluster every answer names its worker (docs/operations.md "Several workers on one host").
+  if (workerId) app.microcache.addHeaders(['X-Worker', workerId])
   const nextId = requestIdSource()
   const log = replayLog(logger)
   // The system clock is Date.now(); a test clock is asked (it may be pinned).
@@ -47,6 +54,7 @@ export function createListener(app: App, { clock, logger }: Pick<Deps, 'clock' |
         return
       }
     }
+    if (workerId) res.setHeader('X-Worker', workerId)
     void adapter(req, res)
   }
 }

@@ -33,8 +33,15 @@ interface Entry extends CachedResponse {
  */
 export class Microcache {
   private readonly entries = new Map<string, Entry>()
+  /** Name-value pairs every replay carries as well (X-Worker in a cluster, src/http-listener.ts). */
+  private extra: string[] = []
 
   constructor(private readonly ttlMs: number) {}
+
+  /** Headers added to every entry set from now on; the listener sets them before serving. */
+  addHeaders(pairs: string[]) {
+    this.extra = [...this.extra, ...pairs]
+  }
 
   get enabled() {
     return this.ttlMs > 0
@@ -62,7 +69,7 @@ export class Microcache {
     if (!this.enabled) return
     if (this.entries.size > 10_000 && !this.entries.has(key.path)) this.entries.clear()
     const headers = Object.entries(response.headers).flat()
-    const bare = [...headers, 'ETag', response.etag, 'X-Request-Id', '']
+    const bare = [...headers, ...this.extra, 'ETag', response.etag, 'X-Request-Id', '']
     // A Content-Length lets node write head and body in one piece instead of chunked.
     const full = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(response.body)), ...bare]
     this.entries.set(key.path, { ...response, second: key.second, at: Date.now(), full, bare })
