@@ -55,10 +55,20 @@ const plain = `
   }).listen(${PLAIN_PORT}, '127.0.0.1')`
 await serve(['-e', plain], {}, PLAIN_PORT)
 
-/** CPU seconds (user + system) a child has used so far, from /proc (Linux). */
+/** Live processes: the pid and, for a cluster's primary, its workers (Linux /proc). */
+function processTree(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  return [pid, ...children.flatMap(processTree)]
+}
+
+/** CPU seconds (user + system) a child and its workers have used so far, from /proc (Linux). */
 function cpuSeconds(child: ChildProcess): number {
-  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+  let ticks = 0
+  for (const pid of processTree(child.pid!)) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    ticks += Number(fields[11]) + Number(fields[12]) // utime, stime in clock ticks (USER_HZ = 100)
+  }
+  return ticks / 100
 }
 
 // On a shared machine req/s depends on what else runs; CPU per request of each server does not.
@@ -76,9 +86,10 @@ for (let round = 1; round <= 2; round++) {
   await measure(`plain node:http, fixed body (round ${round})`, children[1]!, `http://127.0.0.1:${PLAIN_PORT}/`)
 }
 printTable(rows)
-const service = children[0]!
-const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${service.pid}/status`, 'utf8'))?.[1]
-console.log(`service peak RSS (VmHWM, primary process): ${hwm ? (Number(hwm) / 1024).toFixed(0) : '?'} MiB`)
+for (const pid of processTree(children[0]!.pid!)) {
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+  console.log(`service peak RSS (VmHWM) of pid ${pid}: ${hwm ? (Number(hwm) / 1024).toFixed(0) : '?'} MiB`)
+}
 console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
 const sum = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix)).reduce((a, r) => a + r.requestsPerSecond, 0)
 console.log(`service / plain throughput: ${((sum('now playing') / sum('plain')) * 100).toFixed(1)}% (target: at least 60%)`)
