@@ -1,10 +1,12 @@
 // npm run bench -- now-playing
 // GET /api/channels/{uuid}/status on the real server (src/server.ts, SQLite, the sample channel)
 // against a plain node:http server answering a fixed JSON body of the same size, side by side.
-// Each server runs in its own process; autocannon runs in this one.
+// Each server runs in its own process; autocannon runs in this one. Prints the load average and
+// the service's peak RSS (VmHWM, Linux) under this load.
+// WEB_CONCURRENCY=N (in the environment) runs the service with N HTTP workers.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
@@ -40,7 +42,7 @@ const PLAIN_PORT = 4702
 // The default log level writes one JSON line per request; BENCH_LOG_LEVEL=warn measures without it.
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info'
 console.log(`service LOG_LEVEL=${logLevel} (its stdout is discarded)`)
-await serve(['--import', 'tsx', 'src/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: logLevel, WORKER_ENABLED: 'false' }, APP_PORT)
+await serve(['--import', 'tsx', 'src/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: logLevel, WORKER_ENABLED: 'false', WEB_CONCURRENCY: process.env.WEB_CONCURRENCY ?? '1' }, APP_PORT)
 const path = `/api/channels/${channel.id}/status`
 const sample = await (await fetch(`http://127.0.0.1:${APP_PORT}${path}`)).text()
 console.log(`now-playing body: ${sample.length} bytes: ${sample.slice(0, 120)}…`)
@@ -53,16 +55,47 @@ const plain = `
   }).listen(${PLAIN_PORT}, '127.0.0.1')`
 await serve(['-e', plain], {}, PLAIN_PORT)
 
-const rows: Awaited<ReturnType<typeof load>>[] = []
+/** Live processes: the pid and, for a cluster's primary, its workers (Linux /proc). */
+function processTree(pid: number): number[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+  return [pid, ...children.flatMap(processTree)]
+}
+
+/** CPU seconds (user + system) a child and its workers have used so far, from /proc (Linux). */
+function cpuSeconds(child: ChildProcess): number {
+  let ticks = 0
+  for (const pid of processTree(child.pid!)) {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    ticks += Number(fields[11]) + Number(fields[12]) // utime, stime in clock ticks (USER_HZ = 100)
+  }
+  return ticks / 100
+}
+
+// On a shared machine req/s depends on what else runs; CPU per request of each server does not.
+const rows: (Awaited<ReturnType<typeof load>> & { cpuUs: number })[] = []
+async function measure(name: string, child: ChildProcess, target: string) {
+  const cpu = cpuSeconds(child)
+  const result = await load(name, { url: target })
+  const requests = result.requestsPerSecond * 10
+  rows.push({ ...result, cpuUs: Math.round(((cpuSeconds(child) - cpu) / requests) * 1e6) })
+}
 await load('warm-up', { url: `http://127.0.0.1:${APP_PORT}${path}`, duration: 3 })
 await load('warm-up', { url: `http://127.0.0.1:${PLAIN_PORT}/`, duration: 3 })
 for (let round = 1; round <= 2; round++) {
-  rows.push(await load(`now playing, service (round ${round})`, { url: `http://127.0.0.1:${APP_PORT}${path}` }))
-  rows.push(await load(`plain node:http, fixed body (round ${round})`, { url: `http://127.0.0.1:${PLAIN_PORT}/` }))
+  await measure(`now playing, service (round ${round})`, children[0]!, `http://127.0.0.1:${APP_PORT}${path}`)
+  await measure(`plain node:http, fixed body (round ${round})`, children[1]!, `http://127.0.0.1:${PLAIN_PORT}/`)
 }
 printTable(rows)
+for (const pid of processTree(children[0]!.pid!)) {
+  const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+  console.log(`service peak RSS (VmHWM) of pid ${pid}: ${hwm ? (Number(hwm) / 1024).toFixed(0) : '?'} MiB`)
+}
+console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
 const sum = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix)).reduce((a, r) => a + r.requestsPerSecond, 0)
-console.log(`service / plain throughput: ${((sum('now playing') / sum('plain')) * 100).toFixed(1)}% (target: at least 50%)`)
+console.log(`service / plain throughput: ${((sum('now playing') / sum('plain')) * 100).toFixed(1)}% (target: at least 60%)`)
+const cpu = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix)).reduce((a, r) => a + r.cpuUs, 0)
+console.log(`CPU per request (server process): service ${cpu('now playing') / 2} µs, plain ${cpu('plain') / 2} µs; plain / service: ${((cpu('plain') / cpu('now playing')) * 100).toFixed(1)}%`)
+for (const r of rows) console.log(`  ${r.name}: ${r.cpuUs} µs CPU per request`)
 
 for (const c of children) c.kill()
 rmSync(dir, { recursive: true, force: true })

@@ -46,6 +46,11 @@ const schema = z.object({
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).optional(),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */
   WORKER_ENABLED: bool.default(true),
+  /**
+   * HTTP worker processes sharing the port (node:cluster); 1 is one process without a cluster.
+   * The cron loop still runs once per host (docs/operations.md "Several workers on one host").
+   */
+  WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(1),
   /** PostgreSQL: wait for a new connection or a free pool slot before answering 503. */
   DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
   /** PostgreSQL: statement_timeout on the server, and (plus a margin) the client's wait for an answer. */

@@ -1,22 +1,60 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import { createServerAdapter } from '@whatwg-node/server'
 import type { App } from './app.js'
+import { systemClock } from './clock.js'
 import type { Deps } from './deps.js'
 import type { Env } from './env.js'
+import type { Metrics } from './metrics/create-metrics.js'
+import { rawHeader } from './microcache.js'
+import { replayLog } from './logger.js'
 
-/** The node:http listener: microcache hits are answered here, everything else goes to app.fetch. */
-export function createListener(app: App, { clock, logger }: Pick<Deps, 'clock' | 'logger'>) {
+/** What app.fetch accepts from a client as its request id (src/app.ts). */
+const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/
+
+/**
+ * Request ids for replayed answers, cheaper than randomUUID: a random prefix per process (so
+ * workers and restarts do not collide) and a counter, in the UUID's shape the logs already have.
+ */
+export function requestIdSource() {
+  const hex = randomBytes(10).toString('hex')
+  const prefix = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-`
+  let counter = 0
+  return () => prefix + (counter++).toString(16).padStart(12, '0')
+}
+
+/**
+ * The node:http listener: microcache hits are answered here, everything else goes to app.fetch.
+ * A hit costs a header-list write, the access log line and a counter; nothing else is allocated.
+ * The log level is read when the listener is made.
+ */
+export function createListener(
+  app: App,
+  { clock, logger }: Pick<Deps, 'clock' | 'logger'>,
+  metrics?: Pick<Metrics, 'observeReplay'>,
+  { workerId }: { workerId?: string } = {},
+) {
   const adapter = createServerAdapter(app.fetch)
+  // In a cluster every answer names its worker (docs/operations.md "Several workers on one host").
+  if (workerId) app.microcache.addHeaders(['X-Worker', workerId])
+  const nextId = requestIdSource()
+  const log = replayLog(logger)
+  // The system clock is Date.now(); a test clock is asked (it may be pinned).
+  const nowMs = clock === systemClock ? Date.now : () => clock.now().getTime()
   return (req: IncomingMessage, res: ServerResponse) => {
     if (app.microcache.enabled) {
       const started = performance.now()
-      const requestId = randomUUID()
-      if (app.microcache.replay(req, res, clock.now(), requestId)) {
-        logger.info({ requestId, method: req.method, path: req.url, status: res.statusCode, ms: Math.round(performance.now() - started), cached: true }, 'request')
+      const hit = app.microcache.hit(req, nowMs())
+      if (hit) {
+        const incoming = rawHeader(req, 'x-request-id')
+        const requestId = incoming !== undefined && CLIENT_REQUEST_ID.test(incoming) ? incoming : nextId()
+        app.microcache.replay(hit, req, res, requestId)
+        metrics?.observeReplay()
+        log(requestId, req.method!, req.url!, res.statusCode, Math.round(performance.now() - started))
         return
       }
     }
+    if (workerId) res.setHeader('X-Worker', workerId)
     void adapter(req, res)
   }
 }
@@ -50,15 +88,17 @@ export function createDrain(server: Server) {
   let draining = false
   const active = new Set<ServerResponse>()
   let lastActivity = 0
+  // One function for every response ('close' is emitted once): no closure per request.
+  function closed(this: ServerResponse) {
+    active.delete(this)
+    lastActivity = performance.now()
+  }
   // First listener: the response must know before the handler (or a microcache replay) writes.
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     active.add(res)
     lastActivity = performance.now()
     if (draining) res.shouldKeepAlive = false
-    res.once('close', () => {
-      active.delete(res)
-      lastActivity = performance.now()
-    })
+    res.on('close', closed)
   })
   return {
     get draining() {

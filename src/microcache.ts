@@ -7,55 +7,101 @@ export interface CachedResponse {
   etag: string
 }
 
+/** Where an answer is kept: its path and query, and the second it belongs to. */
+export interface MicroKey {
+  path: string
+  second: number
+}
+
+interface Entry extends CachedResponse {
+  second: number
+  at: number
+  /**
+   * Flat header lists for writeHead (200 and 304), built once per entry. The last value is the
+   * request id's slot: replay writes it just before writeHead, which copies the list into the
+   * response head synchronously, so one list serves every hit.
+   */
+  full: string[]
+  bare: string[]
+}
+
 /**
  * Answers of public read-only routes that depend only on their URL and the current second (the
  * channel API), kept for the rest of that second and at most `ttlMs`. The router fills it; the
  * HTTP listener replays hits before the fetch adapter, which is where most of a request's cost is
- * (bench/now-playing.ts).
+ * (bench/now-playing.ts). One entry per path: the next second's answer replaces the last one.
  */
 export class Microcache {
-  private readonly entries = new Map<string, CachedResponse & { at: number; full: Record<string, string>; bare: Record<string, string> }>()
+  private readonly entries = new Map<string, Entry>()
+  /** Name-value pairs every replay carries as well (X-Worker in a cluster, src/http-listener.ts). */
+  private extra: string[] = []
 
   constructor(private readonly ttlMs: number) {}
+
+  /** Headers added to every entry set from now on; the listener sets them before serving. */
+  addHeaders(pairs: string[]) {
+    this.extra = [...this.extra, ...pairs]
+  }
 
   get enabled() {
     return this.ttlMs > 0
   }
 
-  key(pathAndQuery: string, now: Date) {
-    return `${pathAndQuery}|${Math.floor(now.getTime() / 1000)}`
+  key(pathAndQuery: string, now: Date): MicroKey {
+    return { path: pathAndQuery, second: Math.floor(now.getTime() / 1000) }
   }
 
-  get(key: string) {
-    const hit = this.entries.get(key)
-    if (!hit) return undefined
+  get(key: MicroKey) {
+    return this.lookup(key.path, key.second)
+  }
+
+  private lookup(path: string, second: number) {
+    const hit = this.entries.get(path)
+    if (!hit || hit.second !== second) return undefined
     if (Date.now() - hit.at >= this.ttlMs) {
-      this.entries.delete(key)
+      this.entries.delete(path)
       return undefined
     }
     return hit
   }
 
-  set(key: string, response: CachedResponse) {
+  set(key: MicroKey, response: CachedResponse) {
     if (!this.enabled) return
-    if (this.entries.size > 10_000) this.entries.clear()
-    // Header sets for 200 and 304 are built once, not per replay.
-    const bare = { ...response.headers, ETag: response.etag }
-    const full = { ...bare, 'Content-Type': 'application/json; charset=utf-8' }
-    this.entries.set(key, { ...response, at: Date.now(), full, bare })
+    if (this.entries.size > 10_000 && !this.entries.has(key.path)) this.entries.clear()
+    const headers = Object.entries(response.headers).flat()
+    const bare = [...headers, ...this.extra, 'ETag', response.etag, 'X-Request-Id', '']
+    // A Content-Length lets node write head and body in one piece instead of chunked.
+    const full = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(response.body)), ...bare]
+    this.entries.set(key.path, { ...response, second: key.second, at: Date.now(), full, bare })
   }
 
-  /** Writes a hit straight to a node response; false when there is none. */
-  replay(req: IncomingMessage, res: ServerResponse, now: Date, requestId: string): boolean {
-    if (!this.enabled || (req.method !== 'GET' && req.method !== 'HEAD') || !req.url?.startsWith('/api/')) return false
-    const hit = this.get(this.key(req.url, now))
-    if (!hit) return false
-    const notModified = etagMatches(req.headers['if-none-match'], hit.etag)
-    res.setHeader('X-Request-Id', requestId)
-    res.writeHead(notModified ? 304 : hit.status, notModified ? hit.bare : hit.full)
-    res.end(notModified || req.method === 'HEAD' ? undefined : hit.body)
-    return true
+  /** The answer the listener may replay for this request, if any. `nowMs` is the clock's time. */
+  hit(req: IncomingMessage, nowMs: number): Entry | undefined {
+    if (!this.enabled || (req.method !== 'GET' && req.method !== 'HEAD') || !req.url?.startsWith('/api/')) return undefined
+    return this.lookup(req.url, Math.floor(nowMs / 1000))
   }
+
+  /** Writes a hit straight to a node response: 304 when the client has it, no body for HEAD. */
+  replay(hit: Entry, req: IncomingMessage, res: ServerResponse, requestId: string) {
+    const notModified = etagMatches(rawHeader(req, 'if-none-match'), hit.etag)
+    const headers = notModified ? hit.bare : hit.full
+    headers[headers.length - 1] = requestId
+    res.writeHead(notModified ? 304 : hit.status, headers)
+    res.end(notModified || req.method === 'HEAD' ? undefined : hit.body)
+  }
+}
+
+/**
+ * One request header read from rawHeaders: `req.headers` is built on first use, an object and a
+ * lower-cased name per header, which is a good part of a replay's cost. First occurrence wins.
+ */
+export function rawHeader(req: IncomingMessage, lowerName: string): string | undefined {
+  const raw = req.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!
+    if (name.length === lowerName.length && name.toLowerCase() === lowerName) return raw[i + 1]
+  }
+  return undefined
 }
 
 export function etagMatches(header: string | null | undefined, etag: string): boolean {

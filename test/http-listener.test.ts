@@ -6,15 +6,18 @@ import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { createListener } from '../src/http-listener.js'
 import { importChannel } from '../src/channel/import-channel.js'
+import { createMetrics } from '../src/metrics/create-metrics.js'
 
 describe.each(targets)('HTTP listener and microcache on $name', (target) => {
   const clock = fixedClock('2026-03-03T12:30:00-05:00')
   const kit = useKit(target, { clock, env: { CHANNEL_CACHE_MS: '5000' } })
   let server: Server
   let base: string
+  const metrics = createMetrics()
+  const replays = async () => (await metrics.registry.getSingleMetric('http_microcache_replays_total')!.get()).values[0]?.value ?? 0
   beforeAll(async () => {
     await importChannel(kit.deps, readFileSync(new URL('../docs/channel-sample.json', import.meta.url), 'utf8'))
-    server = createServer(createListener(kit.app, kit.deps))
+    server = createServer(createListener(kit.app, kit.deps, metrics))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   })
@@ -45,11 +48,65 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
     expect(JSON.parse(await next.text()).current_video.remaining_time).toBe(1799)
   })
 
+  it('replays with unique cheap ids, a client id when valid, Content-Length, HEAD without body, and counts replays', async () => {
+    clock.advance(1000)
+    const before = await replays()
+    const first = await fetch(base + path)
+    const body = await first.text()
+    expect(await replays()).toBe(before) // computed by app.fetch, not replayed
+    const ids = new Set<string>()
+    for (let i = 0; i < 20; i++) {
+      const r = await fetch(base + path)
+      expect(await r.text()).toBe(body)
+      expect(r.headers.get('content-length')).toBe(String(Buffer.byteLength(body)))
+      expect(r.headers.get('transfer-encoding')).toBeNull()
+      ids.add(r.headers.get('x-request-id')!)
+    }
+    expect(ids.size).toBe(20)
+    for (const id of ids) expect(id).toMatch(/^[\w.:-]{1,128}$/)
+    const mine = await fetch(base + path, { headers: { 'x-request-id': 'client-42.a:b' } })
+    expect(mine.headers.get('x-request-id')).toBe('client-42.a:b')
+    const bad = await fetch(base + path, { headers: { 'x-request-id': 'not valid!' } })
+    expect(bad.headers.get('x-request-id')).not.toBe('not valid!')
+    expect(bad.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    const head = await fetch(base + path, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(await head.text()).toBe('')
+    expect(head.headers.get('etag')).toBe(first.headers.get('etag'))
+    const notModified = await fetch(base + path, { headers: { 'if-none-match': `W/${first.headers.get('etag')}, "other"` } })
+    expect(notModified.status).toBe(304)
+    expect(notModified.headers.get('access-control-allow-origin')).toBe('*')
+    expect(notModified.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await replays()).toBe(before + 24)
+  })
+
   it('never replays authenticated answers', async () => {
     const { key } = await kit.seed().account()
     const a = await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })
     expect(a.status).toBe(200)
     const b = await fetch(`${base}/api/contacts`)
     expect(b.status).toBe(401)
+  })
+})
+
+describe('access line of a replay', () => {
+  it('is the line pino writes for the same fields, on the same stdout', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const script = `
+      import { createLogger, replayLog } from './src/logger.ts'
+      const logger = createLogger('info')
+      const fields = ['abc-1.2:3', 'GET', '/api/channels/x/status?q="\\\\é', 304, 2]
+      replayLog(logger)(...fields)
+      const [requestId, method, path, status, ms] = fields
+      logger.info({ requestId, method, path, status, ms, cached: true }, 'request')
+      replayLog(createLogger('warn'))(...fields)`
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    const lines = out.trim().split('\n')
+    expect(lines).toHaveLength(2) // nothing at warn
+    const [direct, viaPino] = lines.map((l) => JSON.parse(l))
+    expect(Object.keys(direct)).toEqual(Object.keys(viaPino))
+    expect({ ...direct, time: 0 }).toEqual({ ...viaPino, time: 0 })
+    expect(direct.path).toBe('/api/channels/x/status?q="\\é')
+    expect(Math.abs(direct.time - viaPino.time)).toBeLessThan(1000)
   })
 })

@@ -27,6 +27,17 @@ export function createMetrics() {
     buckets: REQUEST_BUCKETS,
     registers: [registry],
   })
+  // Replays are counted with a plain increment on the hot path and handed to prom-client at scrape.
+  let replays = 0
+  new Counter({
+    name: 'http_microcache_replays_total',
+    help: 'Public channel answers replayed from the microcache by the HTTP listener (not in http_requests_total: they never reach app.fetch)',
+    registers: [registry],
+    collect() {
+      if (replays > 0) this.inc(replays)
+      replays = 0
+    },
+  })
   const graphqlOperations = new Counter({
     name: 'graphql_operations_total',
     help: 'GraphQL operations executed at /graphql, by operation name and type and outcome (ok, error)',
@@ -64,6 +75,10 @@ export function createMetrics() {
       const labels = { method: METHODS.has(m) ? m : 'OTHER', route: routeTemplate(m, pathname), status: String(status) }
       httpRequests.inc(labels)
       httpDuration.observe(labels, seconds)
+    },
+    /** One answer replayed by the HTTP listener (src/http-listener.ts); per hit, so only a counter. */
+    observeReplay() {
+      replays++
     },
     /** For `openDatabase(url, { onQueryEvent })`: Prisma reports `duration` in milliseconds. */
     observeQuery(event: { query: string; duration: number }) {

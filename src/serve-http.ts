@@ -1,0 +1,76 @@
+import cluster from 'node:cluster'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Logger } from 'pino'
+import type { Env } from './env.js'
+import { databaseTimeouts, openDatabase } from './db/client.js'
+import { createApp } from './app.js'
+import { createDeps } from './deps.js'
+import { startWorker } from './worker.js'
+import { createDrain, createListener, serverOptions } from './http-listener.js'
+import { createMetrics } from './metrics/create-metrics.js'
+import { describeListenError, describeStartupError } from './startup-errors.js'
+import { RUN_WORKER_LOOP } from './cluster.js'
+
+/**
+ * One HTTP process: the whole service when WEB_CONCURRENCY is 1, or one worker of the cluster
+ * (src/cluster.ts). Migrations have run already (src/server.ts). In a cluster the cron loop starts
+ * only when the primary says so, in one worker; responses carry `X-Worker: <cluster worker id>`.
+ */
+export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: unknown, line: string | null) => never) {
+  const metrics = createMetrics()
+  const database = await openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env), onQueryEvent: metrics.observeQuery }).catch((error: unknown) =>
+    exitAtStart(error, describeStartupError(error, env.DATABASE_URL)),
+  )
+  const deps = createDeps(database, env, { logger })
+  // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
+  const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
+  const app = createApp({ deps, ready, metrics })
+
+  const workerId = cluster.isWorker ? String(cluster.worker!.id) : undefined
+  let worker: ReturnType<typeof startWorker> | null = null
+  let stopping = false
+  function runWorkerLoop() {
+    worker = startWorker(deps)
+    logger.info({ pid: process.pid, worker: workerId }, 'worker loop started')
+  }
+  if (!cluster.isWorker) {
+    if (env.WORKER_ENABLED) runWorkerLoop()
+  } else {
+    process.on('message', (message) => {
+      if (message === RUN_WORKER_LOOP && !worker && !stopping) runWorkerLoop()
+    })
+  }
+
+  const server = createServer(serverOptions(env), createListener(app, deps, metrics, { workerId }))
+  server.maxConnections = env.HTTP_MAX_CONNECTIONS
+  const drain = createDrain(server)
+  server.once('error', (error) => exitAtStart(error, describeListenError(error, env.HOST, env.PORT)))
+  server.listen(env.PORT, env.HOST, () => {
+    const { port } = server.address() as AddressInfo
+    logger.info(
+      { url: `http://${env.HOST}:${port}`, graphql: '/graphql', database: database.kind, worker: cluster.isWorker ? workerId : env.WORKER_ENABLED },
+      'listening',
+    )
+  })
+
+  async function shutdown(signal: string) {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal, graceMs: env.SHUTDOWN_GRACE_MS, worker: workerId }, 'shutting down')
+    worker?.stop()
+    let code = 0
+    try {
+      await drain.drain(env.SHUTDOWN_GRACE_MS)
+    } catch (error) {
+      logger.warn({ err: error }, 'shutdown grace exceeded; open connections were cut')
+      code = 1
+    }
+    // The worker's current tick may still be writing; the pool's close waits for its queries.
+    await Promise.race([database.close(), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
+    logger.info({ code, worker: workerId }, 'stopped')
+    logger.flush(() => process.exit(code))
+  }
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+}
