@@ -65,7 +65,7 @@ async function openRaw(): Promise<RawDb> {
       try {
         await work(async (sql, params) => {
           const statement = db.prepare(sql)
-          const values = params.map((p) => (p instanceof Date ? p.toISOString() : p))
+          const values = params.map((p) => (p instanceof Date ? p.toISOString().replace('Z', '+00:00') : p))
           if (statement.reader) return statement.all(...values) as { id: string }[]
           statement.run(...values)
           return []
@@ -133,17 +133,20 @@ async function handWrittenServer(raw: RawDb, accountId: string): Promise<{ serve
 const people = (from: number, n: number, name: string) =>
   Array.from({ length: n }, (_, i) => ({ mobile: `+2547${String(10_000_000 + from + i)}`, first_name: `${name}${i}`, family_name: 'Bench' }))
 
+/** Wall time, and this process's CPU time (app, hand-written server and SQLite all run in it). */
 async function post(base: string, key: string, groupId: string, contacts: unknown[]) {
   const started = performance.now()
+  const cpu = process.cpuUsage()
   const res = await fetch(`${base}/api/contact/group/${groupId}/add-contacts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ contacts }),
   })
   const ms = performance.now() - started
+  const used = process.cpuUsage(cpu)
   if (res.status !== 200) throw new Error(`add-contacts answered ${res.status}: ${await res.text()}`)
   await res.arrayBuffer()
-  return ms
+  return { ms, cpuMs: (used.user + used.system) / 1000 }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -159,9 +162,10 @@ const handGroup = (await createGroup(deps, hand.account.id, { name: 'Bulk' })).g
 await post(baseUrl, app.apiKey, appGroup, people(0, 10_000, 'Seed'))
 await post(handServer.url, hand.apiKey, handGroup, people(0, 10_000, 'Seed'))
 
-const results: { name: string; app: number; hand: number; target: number }[] = []
-const existing: number[][] = [[], []]
-const fresh: number[][] = [[], []]
+type Timing = Awaited<ReturnType<typeof post>>
+const results: { name: string; app: Timing[]; hand: Timing[]; target: number }[] = []
+const existing: Timing[][] = [[], []]
+const fresh: Timing[][] = [[], []]
 let next = 100_000
 for (let run = 0; run < RUNS; run++) {
   // Alternate which side goes first so neither always gets the warmer cache.
@@ -173,16 +177,20 @@ for (let run = 0; run < RUNS; run++) {
   }
   next += 1_000
 }
-results.push({ name: '10,000 existing contacts', app: median(existing[0]!), hand: median(existing[1]!), target: 3 })
-results.push({ name: '1,000 new contacts', app: median(fresh[0]!), hand: median(fresh[1]!), target: 2 })
+results.push({ name: '10,000 existing contacts', app: existing[0]!, hand: existing[1]!, target: 3 })
+results.push({ name: '1,000 new contacts', app: fresh[0]!, hand: fresh[1]!, target: 2 })
 
 const load = loadavg().map((l) => l.toFixed(2)).join(' ')
 console.log(`add-contacts on ${deps.dbKind}, median of ${RUNS} runs; load average ${load}`)
-console.log('| request | app ms | hand-written ms | ratio | target |')
-console.log('|---|---:|---:|---:|---:|')
+// On SQLite the CPU time of this process is all the work, and moves less with the load than wall time.
+console.log('| request | app ms | hand-written ms | ratio | target | app CPU ms | hand-written CPU ms | CPU ratio |')
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|')
 for (const r of results) {
-  const ratio = r.app / r.hand
-  console.log(`| ${r.name} | ${r.app.toFixed(0)} | ${r.hand.toFixed(0)} | ${ratio.toFixed(2)}x | <= ${r.target}x ${ratio <= r.target ? 'met' : 'MISSED'} |`)
+  const [app, hand] = [median(r.app.map((t) => t.ms)), median(r.hand.map((t) => t.ms))]
+  const [appCpu, handCpu] = [median(r.app.map((t) => t.cpuMs)), median(r.hand.map((t) => t.cpuMs))]
+  const ratio = app / hand
+  const verdict = `<= ${r.target}x ${ratio <= r.target ? 'met' : 'MISSED'}`
+  console.log(`| ${r.name} | ${app.toFixed(0)} | ${hand.toFixed(0)} | ${ratio.toFixed(2)}x | ${verdict} | ${appCpu.toFixed(0)} | ${handCpu.toFixed(0)} | ${(appCpu / handCpu).toFixed(2)}x |`)
 }
 
 await new Promise((resolve) => handServer.server.close(resolve))

@@ -157,10 +157,10 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     const renamed = inputs.map((c, i) => ({ ...c, familyName: `Again ${i}` }))
     expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, renamed)).toEqual({ groupId: s.group.id, count: 10_000, created: 0 })
     const writes = kit.statements.filter((q) => /^\s*(INSERT|UPDATE|DELETE)/i.test(q))
-    // 10 chunks: one contact upsert each, and two membership inserts of 5,000; no per-row UPDATE.
+    // 10 chunks: one contact upsert each, and one membership insert of 10,000; no per-row UPDATE.
     expect(writes.filter((q) => /INSERT INTO "Contact"/.test(q))).toHaveLength(10)
-    expect(writes.filter((q) => /INSERT INTO "Membership"/.test(q))).toHaveLength(2)
-    expect(writes).toHaveLength(12)
+    expect(writes.filter((q) => /INSERT INTO "Membership"/.test(q))).toHaveLength(1)
+    expect(writes).toHaveLength(11)
     // The group is read once per request.
     expect(kit.statements.filter((q) => /FROM \S*["`]Group["`]/.test(q))).toHaveLength(1)
     expect(await kit.db.contact.count({ where: { accountId: s.account.id, familyName: { startsWith: 'Again' } } })).toBe(10_000)

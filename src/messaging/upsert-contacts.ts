@@ -35,7 +35,7 @@ const COLUMNS = [
   'updatedAt',
 ] as const
 type Column = (typeof COLUMNS)[number]
-type ContactRow = Record<Column, string | null | Date>
+type ContactRow = Record<Column, string | null>
 
 /** What a save may change on an existing row; the identity and the creation time stay. */
 const UPDATED = COLUMNS.filter((c) => !['id', 'accountId', 'mobile', 'createdAt'].includes(c))
@@ -53,9 +53,17 @@ const NULLABLE = new Set<Column>(['otherNames', 'email', 'organization', 'whatsa
  * look-up binds 1,001. PostgreSQL allows 65,535. Larger chunks gained nothing measurable.
  */
 const CONTACT_CHUNK = 1000
-/** Three values a membership row: 5,000 rows are 15,000 bound values. */
-const MEMBERSHIP_CHUNK = 5000
+/** One bound value a membership (the contact id): 10,000 stay below SQLite's limit. */
+const MEMBERSHIP_CHUNK = 10_000
 const DELIST_CHUNK = 500
+
+/**
+ * A timestamp as the adapter itself would bind it, sent as text: a bound Date costs Prisma about
+ * three times a string, and a request binds one or two per row. SQLite stores ISO 8601 with
+ * "+00:00" (@prisma/adapter-better-sqlite3's format); PostgreSQL reads the text into its
+ * timestamp(3) column, where the zone suffix of a UTC time changes nothing.
+ */
+const timestamp = (dbKind: Deps['dbKind'], date: Date) => (dbKind === 'sqlite' ? date.toISOString().replace('Z', '+00:00') : date.toISOString())
 
 /** What the driver adapter reports for a raw statement that broke a constraint (Prisma's P2010). */
 const adapterErrorKind = (error: unknown) =>
@@ -100,7 +108,7 @@ export async function upsertContacts(
           const contactId = result.get(c.mobile)!.id
           for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId })
         }
-        await enlist(tx, memberships)
+        await enlist(tx, timestamp(dbKind, new Date()), memberships)
         return contacts.map((c) => result.get(c.mobile)!)
       },
       { timeout: 120_000, maxWait: 30_000 },
@@ -146,7 +154,7 @@ async function assertGroupsExist(tx: Tx, accountId: string, contacts: ParsedCont
  */
 async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[]) {
   const result = new Map<string, { id: string; created: boolean }>()
-  const now = new Date()
+  const now = timestamp(dbKind, new Date())
   // PostgreSQL: lock the rows read, so no other writer changes a field between this read and the
   // write (which writes the merged row whole). SQLite has one writer at a time already.
   const lock = dbKind === 'postgresql' ? Prisma.sql`FOR UPDATE` : Prisma.empty
@@ -200,15 +208,25 @@ const EMPTY_FIELDS = {
   youtube: null,
 }
 
-/** One `INSERT ... ON CONFLICT DO NOTHING` a chunk: a contact already on a group stays once. */
-async function enlist(tx: Tx, memberships: { groupId: string; contactId: string }[]) {
-  const now = new Date()
-  for (let i = 0; i < memberships.length; i += MEMBERSHIP_CHUNK) {
-    const chunk = memberships.slice(i, i + MEMBERSHIP_CHUNK)
-    await tx.$executeRaw`
-      INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
-      VALUES ${Prisma.join(chunk.map((m) => Prisma.sql`(${m.groupId}, ${m.contactId}, ${now})`))}
-      ON CONFLICT ("groupId", "contactId") DO NOTHING`
+/**
+ * One `INSERT ... SELECT ... ON CONFLICT DO NOTHING` a group and chunk: a contact already on a group
+ * stays once (and keeps how it joined). Selecting the ids binds one value a membership instead of
+ * three, and bound values are most of what a statement costs through Prisma.
+ */
+async function enlist(tx: Tx, now: string, memberships: { groupId: string; contactId: string }[]) {
+  const byGroup = new Map<string, string[]>()
+  for (const { groupId, contactId } of memberships) {
+    const ids = byGroup.get(groupId)
+    if (ids) ids.push(contactId)
+    else byGroup.set(groupId, [contactId])
+  }
+  for (const [groupId, ids] of byGroup) {
+    for (let i = 0; i < ids.length; i += MEMBERSHIP_CHUNK) {
+      await tx.$executeRaw`
+        INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
+        SELECT ${groupId}, "id", ${now} FROM "Contact" WHERE "id" IN (${Prisma.join(ids.slice(i, i + MEMBERSHIP_CHUNK))})
+        ON CONFLICT ("groupId", "contactId") DO NOTHING`
+    }
   }
 }
 
