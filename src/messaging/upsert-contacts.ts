@@ -50,7 +50,7 @@ const NULLABLE = new Set<Column>(['otherNames', 'email', 'organization', 'whatsa
 
 /**
  * SQLite binds at most 32,766 values a statement: 1,000 rows of 23 columns are 23,000, and the
- * look-up binds 1,001. PostgreSQL allows 65,535. Larger chunks gained nothing measurable.
+ * look-up binds 1,001. PostgreSQL allows 65,535.
  */
 const CONTACT_CHUNK = 1000
 /** One bound value a membership (the contact id): 10,000 stay below SQLite's limit. */
