@@ -3,7 +3,8 @@
 // 2. add-contacts with 5,000 new contacts in one request.
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
-import { parseContacts, upsertContacts } from '../src/messaging/contacts.js'
+import { parseContacts } from '../src/messaging/contacts.js'
+import { upsertContacts } from '../src/messaging/upsert-contacts.js'
 import { load, printTable, startBench } from './harness.js'
 
 const bench = await startBench()

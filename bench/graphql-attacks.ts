@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
-import { parseContacts, upsertContacts } from '../src/messaging/contacts.js'
+import { parseContacts } from '../src/messaging/contacts.js'
+import { upsertContacts } from '../src/messaging/upsert-contacts.js'
 import { startBench } from './harness.js'
 
 const N = Number(process.env.BENCH_ROUNDS ?? 20)

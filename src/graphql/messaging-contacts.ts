@@ -1,16 +1,8 @@
 import { builder } from './builder.js'
 import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
-import {
-  addContactsToGroup,
-  contactListOrder,
-  contactListWhere,
-  deleteContact,
-  delistContacts,
-  findContact,
-  saveContact,
-} from '../messaging/contacts.js'
-import { findGroup } from '../messaging/groups.js'
+import { contactListOrder, contactListWhere, deleteContact, findContact } from '../messaging/contacts.js'
+import { addContactsToGroup, delistContacts, saveContact } from '../messaging/upsert-contacts.js'
 import { Group } from './messaging-groups.js'
 
 /** One meaning per contact field, for the output type and the input alike. */
@@ -214,11 +206,8 @@ builder.mutationFields((t) => ({
       groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
       contacts: t.arg({ type: [SaveContactInput], required: true, description: 'The contacts; one bad item fails the whole request.' }),
     },
-    resolve: async (_root, { groupId, contacts }, ctx) => {
-      const accountId = (await ctx.account()).id
-      await findGroup(ctx.deps.db, accountId, String(groupId), { select: { id: true } })
-      return addContactsToGroup(ctx.deps, accountId, String(groupId), contacts.map((c) => ({ ...c, groups: c.groups?.map(String) })))
-    },
+    resolve: async (_root, { groupId, contacts }, ctx) =>
+      addContactsToGroup(ctx.deps, (await ctx.account()).id, String(groupId), contacts.map((c) => ({ ...c, groups: c.groups?.map(String) }))),
   }),
   delistContacts: t.field({
     type: DelistContactsPayload,

@@ -1,6 +1,7 @@
 import { createAccount } from '../../src/accounts/create-account.js'
 import { createGroup, type GroupInput } from '../../src/messaging/groups.js'
-import { parseContacts, upsertContacts, type ContactInput } from '../../src/messaging/contacts.js'
+import { parseContacts, type ContactInput } from '../../src/messaging/contacts.js'
+import { upsertContacts } from '../../src/messaging/upsert-contacts.js'
 import type { TestKit } from './kit.js'
 
 export interface Seeded {

@@ -1,0 +1,271 @@
+// The contact write path: save, add-to-group and delist, in bulk SQL.
+import { randomUUID } from 'node:crypto'
+import type { Deps } from '../deps.js'
+import type { Tx } from '../db/client.js'
+import { Prisma } from '../generated/sqlite/client.js'
+import { notFound, validationError, type AppError, type ErrorDetail } from '../errors.js'
+import { isStorableText } from './input-rules.js'
+import { normalizeMobile } from './mobile.js'
+import { MAX_CONTACTS_PER_REQUEST, contactKeys, parseContact, parseContacts, type ContactInput, type ParsedContact } from './contacts.js'
+
+/** Every column of a contact row, in the order the bulk statements write them. */
+const COLUMNS = [
+  'id',
+  'accountId',
+  'mobile',
+  'firstName',
+  'familyName',
+  'otherNames',
+  'email',
+  'gender',
+  'organization',
+  'whatsappNumber',
+  'viberNumber',
+  'skypeId',
+  'facebook',
+  'twitter',
+  'linkedin',
+  'groupme',
+  'wechat',
+  'youtube',
+  'firstNameKey',
+  'familyNameKey',
+  'searchText',
+  'createdAt',
+  'updatedAt',
+] as const
+type Column = (typeof COLUMNS)[number]
+type ContactRow = Record<Column, string | null>
+
+/** What a save may change on an existing row; the identity and the creation time stay. */
+const UPDATED = COLUMNS.filter((c) => !['id', 'accountId', 'mobile', 'createdAt'].includes(c))
+/** The stored fields a merge starts from; the keys and search text are recomputed from the merge. */
+const STORED = COLUMNS.filter((c) => !['accountId', 'firstNameKey', 'familyNameKey', 'searchText', 'createdAt', 'updatedAt'].includes(c))
+
+// Identifiers come from the constant lists above, never from input.
+const ident = (column: string) => Prisma.raw(`"${column}"`)
+const STORED_COLUMNS = Prisma.join(STORED.map(ident))
+/** Nullable columns: a chunk that holds no value for one leaves it out of its statement. */
+const NULLABLE = new Set<Column>(['otherNames', 'email', 'organization', 'whatsappNumber', 'viberNumber', 'skypeId', 'facebook', 'twitter', 'linkedin', 'groupme', 'wechat', 'youtube'])
+
+/**
+ * SQLite binds at most 32,766 values a statement: 1,000 rows of 23 columns are 23,000, and the
+ * look-up binds 1,001. PostgreSQL allows 65,535.
+ */
+const CONTACT_CHUNK = 1000
+/** One bound value a membership (the contact id): 10,000 stay below SQLite's limit. */
+const MEMBERSHIP_CHUNK = 10_000
+const DELIST_CHUNK = 500
+
+/**
+ * A timestamp as the adapter itself would bind it, sent as text: a bound Date costs Prisma about
+ * three times a string, and a request binds one or two per row. SQLite stores ISO 8601 with
+ * "+00:00" (@prisma/adapter-better-sqlite3's format); PostgreSQL reads the text into its
+ * timestamp(3) column, where the zone suffix of a UTC time changes nothing.
+ */
+const timestamp = (dbKind: Deps['dbKind'], date: Date) => (dbKind === 'sqlite' ? date.toISOString().replace('Z', '+00:00') : date.toISOString())
+
+/** What the driver adapter reports for a raw statement that broke a constraint (Prisma's P2010). */
+const adapterErrorKind = (error: unknown) =>
+  (error as { meta?: { driverAdapterError?: { cause?: { kind?: string } } } } | null)?.meta?.driverAdapterError?.cause?.kind
+const errorCode = (error: unknown) => (typeof error === 'object' && error !== null ? (error as { code?: string }).code : undefined)
+
+/** A group referred to went away during the transaction (Prisma's P2003, or the raw statement's). */
+const isForeignKeyViolation = (error: unknown) => errorCode(error) === 'P2003' || adapterErrorKind(error) === 'ForeignKeyConstraintViolation'
+
+/** Another transaction inserted a mobile this one had just seen missing. */
+class ConcurrentInsert extends Error {}
+const isRetryable = (error: unknown) =>
+  error instanceof ConcurrentInsert || errorCode(error) === 'P2002' || adapterErrorKind(error) === 'UniqueConstraintViolation' || isForeignKeyViolation(error)
+
+/**
+ * Creates or overwrites contacts by mobile and enlists them on groups, all in one transaction.
+ * Returns, per input, the contact id and whether it was created. Several inputs with one mobile
+ * are one contact (later fields win).
+ */
+export async function upsertContacts(
+  { db, dbKind }: Pick<Deps, 'db' | 'dbKind'>,
+  accountId: string,
+  contacts: ParsedContact[],
+  extraGroupId?: string,
+): Promise<{ id: string; created: boolean }[]> {
+  const byMobile = new Map<string, ParsedContact>()
+  for (const c of contacts) {
+    const seen = byMobile.get(c.mobile)
+    byMobile.set(c.mobile, seen ? { mobile: c.mobile, fields: { ...seen.fields, ...c.fields }, groups: [...seen.groups, ...c.groups] } : c)
+  }
+  // Rows are written (and on PostgreSQL locked) in mobile order, so two requests over the same
+  // contacts take their locks in the same order and wait for each other rather than deadlock.
+  const unique = [...byMobile.values()].sort((a, b) => (a.mobile < b.mobile ? -1 : a.mobile > b.mobile ? 1 : 0))
+
+  const run = () =>
+    db.$transaction(
+      async (tx) => {
+        await assertGroupsExist(tx, accountId, contacts, extraGroupId)
+        const result = await writeContacts(tx, dbKind, accountId, unique)
+        const memberships: { groupId: string; contactId: string }[] = []
+        for (const c of unique) {
+          const contactId = result.get(c.mobile)!.id
+          for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId })
+        }
+        await enlist(tx, timestamp(dbKind, new Date()), memberships)
+        return contacts.map((c) => result.get(c.mobile)!)
+      },
+      { timeout: 120_000, maxWait: 30_000 },
+    )
+  // A concurrent writer may insert the same new mobile first, or delete a group between the
+  // existence check and the enlisting (foreign key): the next try sees the new state and answers
+  // from it (the contact exists; the group is a 404 or an unknown-group 422).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run()
+    } catch (error) {
+      if (isForeignKeyViolation(error) && attempt === 3) throw notFound('Group')
+      if (!isRetryable(error) || attempt === 3) throw error
+    }
+  }
+}
+
+/** The request's groups, checked once, inside the transaction that enlists on them. */
+async function assertGroupsExist(tx: Tx, accountId: string, contacts: ParsedContact[], extraGroupId?: string) {
+  const wanted = new Set(contacts.flatMap((c) => c.groups))
+  if (extraGroupId) wanted.add(extraGroupId)
+  if (wanted.size === 0) return
+  const found = new Set(
+    (await tx.group.findMany({ where: { accountId, id: { in: [...wanted] } }, select: { id: true } })).map((g) => g.id),
+  )
+  if (extraGroupId && !found.has(extraGroupId)) throw notFound('Group')
+  const details: ErrorDetail[] = []
+  contacts.forEach((c, i) =>
+    c.groups.forEach((g, j) => {
+      if (!found.has(g)) details.push({ field: contacts.length > 1 || extraGroupId ? `contacts[${i}].groups[${j}]` : `groups[${j}]`, message: `unknown group ${g}` })
+    }),
+  )
+  if (details.length) throw validationError(details)
+}
+
+/**
+ * Two statements a chunk: one reads the chunk's existing rows, one `INSERT ... ON CONFLICT DO
+ * UPDATE` writes every row of it. The merge happens here, not in SQL, because the sort keys and
+ * the search text are lower-cased by JavaScript (`contactKeys`): SQLite's lower() folds ASCII
+ * only and PostgreSQL's follows the database locale, so keys recomputed in SQL would differ from
+ * those of every other write and from the search terms. The read also tells created from updated
+ * on both databases (PostgreSQL's `xmax = 0` has no SQLite equivalent).
+ */
+async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[]) {
+  const result = new Map<string, { id: string; created: boolean }>()
+  const now = timestamp(dbKind, new Date())
+  // PostgreSQL: lock the rows read, so no other writer changes a field between this read and the
+  // write (which writes the merged row whole). SQLite has one writer at a time already.
+  const lock = dbKind === 'postgresql' ? Prisma.sql`FOR UPDATE` : Prisma.empty
+  for (let i = 0; i < contacts.length; i += CONTACT_CHUNK) {
+    const chunk = contacts.slice(i, i + CONTACT_CHUNK)
+    const existing = await tx.$queryRaw<Record<(typeof STORED)[number], string | null>[]>`
+      SELECT ${STORED_COLUMNS} FROM "Contact"
+      WHERE "accountId" = ${accountId} AND "mobile" IN (${Prisma.join(chunk.map((c) => c.mobile))})
+      ORDER BY "mobile" ${lock}`
+    const stored = new Map(existing.map((row) => [row.mobile!, row]))
+    const rows = chunk.map((c): ContactRow => {
+      const row = stored.get(c.mobile)
+      const merged = row
+        ? { ...row, ...c.fields, mobile: c.mobile }
+        : { ...EMPTY_FIELDS, ...c.fields, id: randomUUID(), mobile: c.mobile }
+      result.set(c.mobile, { id: merged.id!, created: !row })
+      return { ...merged, ...contactKeys(merged as Parameters<typeof contactKeys>[0]), accountId, createdAt: now, updatedAt: now } as ContactRow
+    })
+    // Bound values cost about as much as the rest of the statement through Prisma: a nullable
+    // column that is null on every row of the chunk is not sent; the update sets it to NULL, which
+    // is what the merged row says (inserted rows get NULL by default).
+    const sent = COLUMNS.filter((c) => !NULLABLE.has(c) || rows.some((row) => row[c] !== null))
+    const set = UPDATED.map((c) => (sent.includes(c) ? Prisma.sql`${ident(c)} = excluded.${ident(c)}` : Prisma.sql`${ident(c)} = NULL`))
+    const written = await tx.$queryRaw<{ id: string; mobile: string }[]>`
+      INSERT INTO "Contact" (${Prisma.join(sent.map(ident))})
+      VALUES ${Prisma.join(rows.map((row) => Prisma.sql`(${Prisma.join(sent.map((c) => row[c]))})`))}
+      ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${Prisma.join(set)}
+      RETURNING "id", "mobile"`
+    // A row read as missing but written over an existing id was inserted by another transaction in
+    // between: its fields were overwritten with defaults here, so this attempt must not commit.
+    for (const { id, mobile } of written) if (result.get(mobile)!.id !== id) throw new ConcurrentInsert(mobile)
+  }
+  return result
+}
+
+/** A new contact's stored fields when the client did not send them (the table's defaults). */
+const EMPTY_FIELDS = {
+  familyName: '',
+  gender: '',
+  otherNames: null,
+  email: null,
+  organization: null,
+  whatsappNumber: null,
+  viberNumber: null,
+  skypeId: null,
+  facebook: null,
+  twitter: null,
+  linkedin: null,
+  groupme: null,
+  wechat: null,
+  youtube: null,
+}
+
+/**
+ * One `INSERT ... SELECT ... ON CONFLICT DO NOTHING` a group and chunk: a contact already on a group
+ * stays once (and keeps how it joined). Selecting the ids binds one value a membership instead of
+ * three, and bound values are most of what a statement costs through Prisma.
+ */
+async function enlist(tx: Tx, now: string, memberships: { groupId: string; contactId: string }[]) {
+  const byGroup = new Map<string, string[]>()
+  for (const { groupId, contactId } of memberships) {
+    const ids = byGroup.get(groupId)
+    if (ids) ids.push(contactId)
+    else byGroup.set(groupId, [contactId])
+  }
+  for (const [groupId, ids] of byGroup) {
+    for (let i = 0; i < ids.length; i += MEMBERSHIP_CHUNK) {
+      await tx.$executeRaw`
+        INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
+        SELECT ${groupId}, "id", ${now} FROM "Contact" WHERE "id" IN (${Prisma.join(ids.slice(i, i + MEMBERSHIP_CHUNK))})
+        ON CONFLICT ("groupId", "contactId") DO NOTHING`
+    }
+  }
+}
+
+export async function saveContact(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, accountId: string, input: ContactInput) {
+  const contact = parseContact(input, deps.env.DEFAULT_COUNTRY)
+  const [saved] = await upsertContacts(deps, accountId, [contact])
+  return saved!
+}
+
+export async function addContactsToGroup(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, accountId: string, groupId: string, inputs: ContactInput[]) {
+  if (!isStorableText(groupId)) throw notFound('Group')
+  let contacts: ParsedContact[]
+  try {
+    contacts = parseContacts(inputs, deps.env.DEFAULT_COUNTRY)
+  } catch (error) {
+    // A missing group answers 404 before the items' 422. The happy path checks the group once,
+    // inside the transaction; only a refused request pays for this look-up.
+    const group = await deps.db.group.findFirst({ where: { id: groupId, accountId }, select: { id: true } })
+    throw group ? (error as AppError) : notFound('Group')
+  }
+  const saved = await upsertContacts(deps, accountId, contacts, groupId)
+  return { groupId, count: new Set(saved.map((s) => s.id)).size, created: saved.filter((s) => s.created).length }
+}
+
+/** Removes the numbers from the group; numbers that are unknown, invalid or not in the group are ignored. */
+export async function delistContacts(deps: Pick<Deps, 'db' | 'env'>, accountId: string, groupId: string, mobiles: string[]) {
+  if (mobiles.length > MAX_CONTACTS_PER_REQUEST) {
+    throw validationError([{ field: 'contacts', message: `at most ${MAX_CONTACTS_PER_REQUEST} numbers per request` }])
+  }
+  if (!isStorableText(groupId)) throw notFound('Group')
+  const group = await deps.db.group.findFirst({ where: { id: groupId, accountId }, select: { id: true, name: true } })
+  if (!group) throw notFound('Group')
+  const normalized = [...new Set(mobiles.map((m) => normalizeMobile(m, deps.env.DEFAULT_COUNTRY)).filter((m): m is string => m !== null))]
+  let removed = 0
+  for (let i = 0; i < normalized.length; i += DELIST_CHUNK) {
+    const { count } = await deps.db.membership.deleteMany({
+      where: { groupId, contact: { accountId, mobile: { in: normalized.slice(i, i + DELIST_CHUNK) } } },
+    })
+    removed += count
+  }
+  return { group, removed }
+}
