@@ -72,6 +72,27 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
       expect(own[0]).toMatch(/[`"]Group[`"]/)
     }
   })
+
+  it('reads the groups page, with or without a search, as one statement for the page and its total', async () => {
+    const s = await kit.seed().account().group({ name: 'Alpha', description: '100% sure' }).group({ name: 'beta' }).group({ name: 'Gamma' })
+    for (const [path, names] of [
+      ['/api/contact/groups', ['Alpha', 'beta', 'Gamma']],
+      ['/api/contact/groups?search=%25', ['Alpha']],
+      ['/api/contact/groups?search=A&perPage=1&page=2', ['beta']],
+      ['/api/contact/groups?page=9', []],
+    ] as const) {
+      kit.statements.length = 0
+      const res = await kit.rest('GET', path, { key: s.key })
+      expect(res.body.data.map((g: any) => g.name), path).toEqual(names)
+      expect(res.body.meta.total, path).toBe(path.includes('search=%25') ? 1 : 3)
+      expect(listStatements(), path).toHaveLength(1)
+    }
+    // A relation (subscriberCount) adds one batched read for the whole page, not one per group.
+    kit.statements.length = 0
+    const data = await kit.gql(`{ groups { nodes { name subscriberCount } pageInfo { total } } }`, {}, s.key)
+    expect(data.groups.nodes.map((g: any) => [g.name, g.subscriberCount])).toEqual([['Alpha', 0], ['beta', 0], ['Gamma', 0]])
+    expect(listStatements()).toHaveLength(2)
+  })
 })
 
 const EXPECTED: Record<string, number> = { sqlite: 8, postgresql: 8 }

@@ -16,7 +16,7 @@
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
-import type { PageRequest } from './paging.js'
+import { rawDate, type PageRequest } from './paging.js'
 import { notFound } from '../errors.js'
 import { isStorableText } from './input-rules.js'
 
@@ -113,19 +113,10 @@ export async function listContacts(db: Db, kind: DatabaseKind, list: ContactList
   for (const raw of result) {
     if (raw.id === null || raw.id === undefined) continue // the LEFT JOIN's row when the page is empty
     const row: Record<string, unknown> = {}
-    for (const c of columns) row[c] = DATE_COLUMNS.has(c) ? toDate(raw[c]) : raw[c]
+    for (const c of columns) row[c] = DATE_COLUMNS.has(c) ? rawDate(raw[c]) : raw[c]
     rows.push(row)
   }
   return { rows, total }
-}
-
-/** Raw reads hand DateTime columns back as the driver stores them (SQLite: ISO text or epoch ms). */
-function toDate(value: unknown): Date {
-  if (value instanceof Date) return value
-  if (typeof value === 'number' || typeof value === 'bigint') return new Date(Number(value))
-  const text = String(value)
-  // SQLite's CURRENT_TIMESTAMP form ("2026-01-02 03:04:05") is UTC without saying so.
-  return new Date(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text)
 }
 
 /** Prisma's own form of the list filter and order: what the raw statement replaces, and what the tests compare it with. */
