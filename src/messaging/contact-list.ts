@@ -100,12 +100,19 @@ export async function listContacts(db: Db, kind: DatabaseKind, list: ContactList
       ? Prisma.sql`AND EXISTS (SELECT 1 FROM "Membership" m WHERE m."groupId" = ${groupId} AND m."contactId" = c."id")`
       : Prisma.empty
     // searchKey holds no LIKE wildcard (search-text.ts swaps them), so this is a plain substring match.
-    sql = Prisma.sql`WITH matched AS MATERIALIZED (
-        SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Contact" c
-        WHERE c."accountId" = ${accountId} AND c."searchText" LIKE ${`%${request.searchKey}%`} ${candidates} ${member})
-      SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM matched) t
-      LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM matched ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
-      ORDER BY p."sortKey1", p."sortKey2", p."id"`
+    const matching = Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Contact" c
+        WHERE c."accountId" = ${accountId} AND c."searchText" LIKE ${`%${request.searchKey}%`} ${candidates} ${member}`
+    sql = isTrigramTerm(request.searchKey)
+      ? // The index yields the candidates once; they are counted and paged from the same set.
+        Prisma.sql`WITH matched AS MATERIALIZED (${matching})
+          SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM matched) t
+          LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM matched ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
+          ORDER BY p."sortKey1", p."sortKey2", p."id"`
+      : // 1-2 characters: no index can help and such terms match many contacts, so the page walks
+        // the list in order and stops at its last row, while the count scans (as before the index).
+        Prisma.sql`SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM (${matching}) m) t
+          LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM (${matching}) l ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
+          ORDER BY p."sortKey1", p."sortKey2", p."id"`
   }
   const result = await db.$queryRaw<Record<string, unknown>[]>(sql)
   const total = Number(result[0]?.total ?? 0)
