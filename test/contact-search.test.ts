@@ -125,6 +125,12 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     }
   })
 
+  it('refuses a column outside the fixed list before any SQL is built (names are the only raw fragments)', async () => {
+    const request = pageRequest({})
+    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id', 'searchText' as never])).rejects.toThrow(/not a contact list column/)
+    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id" FROM "ApiKey" --' as never])).rejects.toThrow(/not a contact list column/)
+  })
+
   it.runIf(target.name === 'sqlite')('keeps the FTS5 index equal to the contacts (integrity-check against the content table)', async () => {
     await kit.db.contact.deleteMany({ where: { accountId: otherAccountId, firstName: { startsWith: 'a' } } })
     await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
