@@ -8,6 +8,10 @@ import { useKit } from './kit/kit.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup, deleteGroup } from '../src/messaging/groups.js'
 import { addContactsToGroup, deleteContact, delistContacts, saveContact } from '../src/messaging/contacts.js'
+import Database from 'better-sqlite3'
+import pg from 'pg'
+import { migrationsOf } from '../src/db/migrate.js'
+import { parseDatabaseUrl } from '../src/db/connection-url.js'
 
 const ACCOUNTS = 2
 const GROUPS = 3
@@ -119,5 +123,47 @@ describe.each(targets)('list totals on $name', (target) => {
     const victims = await kit.db.contact.findMany({ where: { accountId: a.id, mobile: { in: [mobileOf(0, 102), mobileOf(0, 200), mobileOf(0, 221)] } }, select: { id: true } })
     await Promise.all(victims.map((v) => deleteContact(kit.deps, a.id, v.id)))
     await expectTotalsTrue()
+  })
+
+  it('backfills the totals and the search index for rows written before the migration', async () => {
+    // A fresh database with every migration before list_totals_and_search, some rows, then the rest.
+    const handle = await target.create()
+    const all = migrationsOf(target.name)
+    const cut = all.findIndex((m) => m.name.endsWith('_list_totals_and_search'))
+    const rows = `INSERT INTO "Account" ("id", "name") VALUES ('a1', 'Old'), ('a2', 'Empty');
+      INSERT INTO "Group" ("id", "accountId", "name", "nameKey", "searchText", "updatedAt") VALUES ('g1', 'a1', 'G', 'g', 'g', CURRENT_TIMESTAMP);
+      INSERT INTO "Contact" ("id", "accountId", "mobile", "firstName", "firstNameKey", "familyNameKey", "searchText", "updatedAt") VALUES
+        ('c1', 'a1', '+254710000001', 'Old One', 'old one', '', 'old one', CURRENT_TIMESTAMP),
+        ('c2', 'a1', '+254710000002', 'Older', 'older', '', 'older', CURRENT_TIMESTAMP);
+      INSERT INTO "Membership" ("groupId", "contactId") VALUES ('g1', 'c2');`
+    const check = `SELECT (SELECT "total" FROM "ListTotal" WHERE "listId" = 'a1') AS a1, (SELECT "total" FROM "ListTotal" WHERE "listId" = 'a2') AS a2,
+      (SELECT "total" FROM "ListTotal" WHERE "listId" = 'g1') AS g1`
+    try {
+      if (target.name === 'sqlite') {
+        const db = new Database(parseDatabaseUrl(handle.url).file!)
+        for (const m of all.slice(0, cut)) db.exec(m.sql)
+        db.exec(rows)
+        for (const m of all.slice(cut)) db.exec(m.sql)
+        expect(db.prepare(check).get()).toEqual({ a1: 2, a2: 0, g1: 1 })
+        expect(db.prepare(`SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH '"older"'`).all()).toHaveLength(1)
+        db.exec(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
+        db.close()
+      } else {
+        const { connectionString, schema } = parseDatabaseUrl(handle.url)
+        const client = new pg.Client({ connectionString })
+        await client.connect()
+        try {
+          await client.query(`CREATE SCHEMA "${schema}"; SET search_path TO "${schema}"`)
+          for (const m of all.slice(0, cut)) await client.query(m.sql)
+          await client.query(rows)
+          for (const m of all.slice(cut)) await client.query(m.sql)
+          expect((await client.query(check)).rows[0]).toEqual({ a1: 2, a2: 0, g1: 1 })
+        } finally {
+          await client.end()
+        }
+      }
+    } finally {
+      await handle.drop()
+    }
   })
 })
