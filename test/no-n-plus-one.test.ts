@@ -37,6 +37,7 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
       `{ contacts(page: 2, perPage: 10, search: "person 0001") { nodes { id firstName } pageInfo { total } } }`,
       `{ contacts(page: 9, perPage: 10) { nodes { id } pageInfo { total } } }`,
       `{ contacts { pageInfo { total } } }`,
+      `{ contacts(page: 2, perPage: 10) { ...on ContactPage { nodes { id mobile } } pageInfo { total } nodes { firstName } } }`,
     ]) {
       kit.statements.length = 0
       const data = await kit.gql(query, {}, s.key)
@@ -44,6 +45,16 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
       expect(listStatements(), query).toHaveLength(1)
       expect(statements().length, query).toBeLessThanOrEqual(3)
     }
+  })
+
+  it('answers aliases of nodes that read different fields, without a statement per row', async () => {
+    const s = await kit.seed().account().contacts(12, (i) => ({ firstName: `Alias ${String(i).padStart(2, '0')}`, email: `a${i}@example.com` }))
+    kit.statements.length = 0
+    const data = await kit.gql(`{ contacts(perPage: 10) { a: nodes { id firstName } b: nodes { id email mobile } pageInfo { total } } }`, {}, s.key)
+    expect(data.contacts.a.map((c: any) => c.firstName)).toEqual(Array.from({ length: 10 }, (_, i) => `Alias ${String(i).padStart(2, '0')}`))
+    expect(data.contacts.b.map((c: any) => c.email)).toEqual(Array.from({ length: 10 }, (_, i) => `a${i}@example.com`))
+    expect(data.contacts.b.every((c: any, i: number) => c.id === data.contacts.a[i].id && /^\+254/.test(c.mobile))).toBe(true)
+    expect(listStatements().length).toBeLessThanOrEqual(2)
   })
 
   it('reads the REST contacts page, with or without a search, as one statement for the page and its total', async () => {

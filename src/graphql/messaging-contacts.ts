@@ -77,6 +77,8 @@ interface ContactPageSource {
   nodesQuery: { select?: Record<string, unknown>; include?: Record<string, unknown> }
   /** The page and its total: one statement, started by whichever of nodes and pageInfo resolves first. */
   loaded?: Promise<ContactListPage>
+  /** The columns that statement reads. */
+  columns?: Set<string>
 }
 
 function contactPage(ctx: Context, info: GraphQLResolveInfo, accountId: string, args: PageInput, groupId?: string): ContactPageSource {
@@ -87,7 +89,11 @@ function contactPage(ctx: Context, info: GraphQLResolveInfo, accountId: string, 
 
 function loadPage(source: ContactPageSource, ctx: Context) {
   // Contact is in select mode, so `select` names exactly the columns the operation reads.
-  source.loaded ??= listContacts(ctx.deps.db, ctx.deps.dbKind, source, listColumns(source.nodesQuery.select))
+  if (!source.loaded) {
+    const columns = listColumns(source.nodesQuery.select)
+    source.columns = new Set(columns)
+    source.loaded = listContacts(ctx.deps.db, ctx.deps.dbKind, source, columns)
+  }
   return source.loaded
 }
 
@@ -103,15 +109,16 @@ export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').i
         const { rows } = await loadPage(source, ctx)
         // Relations (groups, selfSubscribed) are not in the page statement: one batched read for
         // the whole page, then Prisma's own batched reads per relation level; never one per row.
+        // Columns only another alias of `nodes` asks for come with that read too.
         const selection = (query as ContactPageSource['nodesQuery']).select ?? (query as ContactPageSource['nodesQuery']).include ?? {}
-        const relations = Object.fromEntries(Object.entries(selection).filter(([key]) => !COLUMN_SET.has(key)))
+        const relations = Object.fromEntries(Object.entries(selection).filter(([key]) => !COLUMN_SET.has(key) || !source.columns!.has(key)))
         if (rows.length === 0 || Object.keys(relations).length === 0) return rows as unknown as ContactRow[]
         const related = await ctx.deps.db.contact.findMany({
           where: { id: { in: rows.map((r) => r.id as string) } },
           select: { id: true, ...relations },
         })
         const byId = new Map(related.map((r) => [r.id, r]))
-        return rows.map((r) => ({ ...byId.get(r.id as string), ...r })) as unknown as ContactRow[]
+        return rows.map((r) => ({ ...r, ...byId.get(r.id as string) })) as unknown as ContactRow[]
       },
     }),
     pageInfo: t.field({
