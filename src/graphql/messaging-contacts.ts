@@ -1,8 +1,14 @@
 import { builder } from './builder.js'
 import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
-import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
-import { contactListOrder, contactListWhere, deleteContact, findContact } from '../messaging/contacts.js'
+import { queryFromInfo } from '@pothos/plugin-prisma'
+import type { GraphQLResolveInfo } from 'graphql'
+import type { Contact as ContactRow } from '../generated/sqlite/client.js'
+import { pageInfo, pageRequest, type PageInput, type PageRequest } from '../messaging/paging.js'
+import { deleteContact } from '../messaging/contacts.js'
 import { addContactsToGroup, delistContacts, saveContact } from '../messaging/upsert-contacts.js'
+import { CONTACT_LIST_COLUMNS, findContact, listColumns, listContacts, type ContactListPage } from '../messaging/contact-list.js'
+import type { Context } from './context.js'
+import { findGroup } from '../messaging/groups.js'
 import { Group } from './messaging-groups.js'
 
 /** One meaning per contact field, for the output type and the input alike. */
@@ -26,6 +32,8 @@ const FIELD = {
 
 export const Contact = builder.prismaObject('Contact', {
   description: 'A person reachable by SMS, identified by mobile number within the account.',
+  // Select mode: a query reads only the columns its fields need (issue 8, narrow selects).
+  select: { id: true },
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The contact uuid (the REST `reference`).' }),
     mobile: t.exposeString('mobile', { description: 'E.164, with the leading +.' }),
@@ -66,7 +74,31 @@ interface ContactPageSource {
   accountId: string
   groupId?: string
   request: PageRequest
+  /** Pothos' selection for `nodes`, read from the operation when the page is made (even if pageInfo resolves first). */
+  nodesQuery: { select?: Record<string, unknown>; include?: Record<string, unknown> }
+  /** The page and its total: one statement, started by whichever of nodes and pageInfo resolves first. */
+  loaded?: Promise<ContactListPage>
+  /** The columns that statement reads. */
+  columns?: Set<string>
 }
+
+function contactPage(ctx: Context, info: GraphQLResolveInfo, accountId: string, args: PageInput, groupId?: string): ContactPageSource {
+  const request = pageRequest(args)
+  const nodesQuery = queryFromInfo({ context: ctx, info, typeName: 'Contact', path: ['nodes'] }) as ContactPageSource['nodesQuery']
+  return { accountId, groupId, request, nodesQuery }
+}
+
+function loadPage(source: ContactPageSource, ctx: Context) {
+  // Contact is in select mode, so `select` names exactly the columns the operation reads.
+  if (!source.loaded) {
+    const columns = listColumns(source.nodesQuery.select)
+    source.columns = new Set(columns)
+    source.loaded = listContacts(ctx.deps.db, ctx.deps.dbKind, source, columns)
+  }
+  return source.loaded
+}
+
+const COLUMN_SET = new Set<string>(CONTACT_LIST_COLUMNS)
 
 export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').implement({
   description: 'One page of contacts, alphabetical by first name, then family name.',
@@ -74,20 +106,26 @@ export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').i
     nodes: t.prismaField({
       type: ['Contact'],
       description: 'The contacts on this page.',
-      resolve: (query, { accountId, groupId, request }, _args, ctx) =>
-        ctx.deps.db.contact.findMany({
-          ...query,
-          where: contactListWhere(accountId, request, groupId),
-          orderBy: contactListOrder,
-          skip: request.skip,
-          take: request.perPage,
-        }),
+      resolve: async (query, source, _args, ctx) => {
+        const { rows } = await loadPage(source, ctx)
+        // Relations (groups, selfSubscribed) are not in the page statement: one batched read for
+        // the whole page, then Prisma's own batched reads per relation level; never one per row.
+        // Columns only another alias of `nodes` asks for come with that read too.
+        const selection = (query as ContactPageSource['nodesQuery']).select ?? (query as ContactPageSource['nodesQuery']).include ?? {}
+        const relations = Object.fromEntries(Object.entries(selection).filter(([key]) => !COLUMN_SET.has(key) || !source.columns!.has(key)))
+        if (rows.length === 0 || Object.keys(relations).length === 0) return rows as unknown as ContactRow[]
+        const related = await ctx.deps.db.contact.findMany({
+          where: { id: { in: rows.map((r) => r.id as string) } },
+          select: { id: true, ...relations },
+        })
+        const byId = new Map(related.map((r) => [r.id, r]))
+        return rows.map((r) => ({ ...r, ...byId.get(r.id as string) })) as unknown as ContactRow[]
+      },
     }),
     pageInfo: t.field({
       type: PageInfoRef,
       description: 'Totals and position.',
-      resolve: async ({ accountId, groupId, request }, _args, ctx) =>
-        pageInfo(request, await ctx.deps.db.contact.count({ where: contactListWhere(accountId, request, groupId) })),
+      resolve: async (source, _args, ctx) => pageInfo(source.request, (await loadPage(source, ctx)).total),
     }),
   }),
 })
@@ -97,7 +135,7 @@ builder.objectField(Group, 'contacts', (t) =>
     type: ContactPage,
     description: 'The contacts on this group.',
     args: listArgs(t.arg, CONTACT_SEARCH),
-    resolve: (group, args) => ({ accountId: group.accountId, groupId: group.id, request: pageRequest(args) }),
+    resolve: (group, args, ctx, info) => contactPage(ctx, info, group.accountId, args, group.id),
   }),
 )
 
@@ -106,7 +144,7 @@ builder.queryFields((t) => ({
     type: ContactPage,
     description: "The account's contacts, alphabetical, a page at a time.",
     args: listArgs(t.arg, CONTACT_SEARCH),
-    resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
+    resolve: async (_root, args, ctx, info) => contactPage(ctx, info, (await ctx.account()).id, args),
   }),
   contact: t.prismaField({
     type: 'Contact',

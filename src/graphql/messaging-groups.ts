@@ -1,7 +1,9 @@
 import { builder, type BuilderTypes } from './builder.js'
 import { DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
-import { createGroup, deleteGroup, findGroup, groupListOrder, groupListWhere, updateGroup } from '../messaging/groups.js'
+import type { Group as GroupRow } from '../generated/sqlite/client.js'
+import { GROUP_LIST_COLUMNS, createGroup, deleteGroup, findGroup, listGroups, updateGroup } from '../messaging/groups.js'
+import type { Context } from './context.js'
 
 export const Group = builder.prismaObject('Group', {
   description: 'A contact group. Subscribable groups take SMS opt-in and opt-out codes on a hosted SIM.',
@@ -27,7 +29,11 @@ export const Group = builder.prismaObject('Group', {
 interface GroupPageSource {
   accountId: string
   request: PageRequest
+  /** The page and its total: one statement, started by whichever of nodes and pageInfo resolves first. */
+  loaded?: ReturnType<typeof listGroups>
 }
+
+const loadPage = (source: GroupPageSource, ctx: Context) => (source.loaded ??= listGroups(ctx.deps.db, source.accountId, source.request))
 
 const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
   description: 'One page of groups, by name.',
@@ -35,20 +41,21 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
     nodes: t.prismaField({
       type: ['Group'],
       description: 'The groups on this page.',
-      resolve: (query, { accountId, request }, _args, ctx) =>
-        ctx.deps.db.group.findMany({
-          ...query,
-          where: groupListWhere(accountId, request),
-          orderBy: groupListOrder,
-          skip: request.skip,
-          take: request.perPage,
-        }),
+      resolve: async (query, source, _args, ctx) => {
+        const { rows } = await loadPage(source, ctx)
+        // Relations (subscriberCount) are not in the page statement: one batched read for the page.
+        const selection = (query as { include?: Record<string, unknown>; select?: Record<string, unknown> })
+        const relations = Object.fromEntries(Object.entries(selection.include ?? selection.select ?? {}).filter(([key]) => !GROUP_LIST_COLUMNS.has(key)))
+        if (rows.length === 0 || Object.keys(relations).length === 0) return rows as GroupRow[]
+        const related = await ctx.deps.db.group.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: { id: true, ...relations } })
+        const byId = new Map(related.map((r) => [r.id, r]))
+        return rows.map((r) => ({ ...byId.get(r.id), ...r })) as GroupRow[]
+      },
     }),
     pageInfo: t.field({
       type: PageInfoRef,
       description: 'Totals and position.',
-      resolve: async ({ accountId, request }, _args, ctx) =>
-        pageInfo(request, await ctx.deps.db.group.count({ where: groupListWhere(accountId, request) })),
+      resolve: async (source, _args, ctx) => pageInfo(source.request, (await loadPage(source, ctx)).total),
     }),
   }),
 })

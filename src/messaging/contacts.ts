@@ -1,11 +1,9 @@
 import type { Deps } from '../deps.js'
-import type { Db } from '../db/client.js'
 import type { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError, type ErrorDetail } from '../errors.js'
 import { EMAIL_PATTERN, InputRules, LIMITS, isStorableText, textProblem } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
 import { searchKey } from './search-text.js'
-import type { PageRequest } from './paging.js'
 
 const OPTIONAL_TEXT_FIELDS = [
   'otherNames',
@@ -128,22 +126,3 @@ export async function deleteContact({ db }: Pick<Deps, 'db'>, accountId: string,
   if (count === 0) throw notFound('Contact')
   return contactId
 }
-
-export function contactListWhere(accountId: string, request: Pick<PageRequest, 'searchKey'>, groupId?: string): Prisma.ContactWhereInput {
-  return {
-    accountId,
-    ...(groupId ? { memberships: { some: { groupId } } } : {}),
-    ...(request.searchKey ? { searchText: { contains: request.searchKey } } : {}),
-  }
-}
-
-export const contactListOrder: Prisma.ContactOrderByWithRelationInput[] = [{ firstNameKey: 'asc' }, { familyNameKey: 'asc' }, { id: 'asc' }]
-
-export async function findContact<Q extends { select?: unknown; include?: unknown }>(db: Db, accountId: string, contactId: string, query?: Q) {
-  // An id no database could hold (NUL) names nothing; asking PostgreSQL would be an error.
-  if (!isStorableText(contactId)) throw notFound('Contact')
-  const contact = await db.contact.findFirst({ ...(query as object), where: { id: contactId, accountId } })
-  if (!contact) throw notFound('Contact')
-  return contact
-}
-

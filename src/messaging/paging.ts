@@ -73,3 +73,12 @@ export function pageInfo(request: PageRequest, total: number): PageInfo {
     pageCount: Math.ceil(total / request.perPage),
   }
 }
+
+/** Raw reads ($queryRaw) hand DateTime columns back as the driver stores them (SQLite: ISO text or epoch ms). */
+export function rawDate(value: unknown): Date {
+  if (value instanceof Date) return value
+  if (typeof value === 'number' || typeof value === 'bigint') return new Date(Number(value))
+  const text = String(value)
+  // SQLite's CURRENT_TIMESTAMP form ("2026-01-02 03:04:05") is UTC without saying so.
+  return new Date(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?$/.test(text) ? `${text.replace(' ', 'T')}Z` : text)
+}
