@@ -1,9 +1,10 @@
 // Table-driven tests of the channel rules: pure functions of (data, now).
 import { describe, expect, it } from 'vitest'
-import { airingState, broadcastStatus, episodeStatus, humanRemaining, nowPlaying, onAirNow } from '../src/channel/rules.js'
+import { airingState, broadcastStatus, cacheSecondsUntil, episodeStatus, humanRemaining, nowPlaying, onAirNow } from '../src/channel/rules.js'
 import type { AiringRow, ChannelSnapshot, ProgramRow } from '../src/channel/types.js'
 
 const at = (iso: string) => new Date(iso)
+const NO_FALLBACK = { fallbackName: null, fallbackDescription: null, fallbackHlsUrl: null, fallbackThumbnail: null }
 let ids = 1
 
 function program(over: Partial<ProgramRow> = {}): ProgramRow {
@@ -39,6 +40,7 @@ function airing(p: ProgramRow, startsAt: string, over: { minutes?: number; type?
     onDemandDuration: null,
     onDemandHlsUrl: null,
     onDemandThumbnailUrl: null,
+    onDemandAvailableAt: null,
     program: p,
   }
   return {
@@ -55,7 +57,7 @@ function airing(p: ProgramRow, startsAt: string, over: { minutes?: number; type?
 
 function snapshot(over: Partial<ChannelSnapshot> = {}, timezone = 'America/New_York'): ChannelSnapshot {
   return {
-    channel: { id: 'c', slug: 'c', name: 'Channel One', timezone, showBannerUrl: 'https://cdn/show.jpg' },
+    channel: { id: 'c', slug: 'c', name: 'Channel One', timezone, showBannerUrl: 'https://cdn/show.jpg', streamUrl: null, ...NO_FALLBACK },
     programs: [],
     airings: [],
     broadcasts: [],
@@ -309,5 +311,22 @@ describe('now playing', () => {
     expect(nothing).toEqual({ channelName: 'Channel One', isLive: false, currentVideo: null, estimatedEndAt: at('2026-03-03T12:31:00Z'), cacheSeconds: 60 })
     const ending = nowPlaying(snapshot({ broadcasts: [broadcast] }), at('2026-03-03T12:59:59.500Z'))
     expect(ending.cacheSeconds).toBe(1)
+  })
+
+  it('caches until estimated_end_at when nothing plays but something is booked; 60 s only for live or nothing coming', () => {
+    // Nothing plays at 12:51:38; a broadcast starts at 13:00: 502 s, not 60.
+    const booked = { ...broadcast, startsAt: at('2026-03-03T13:00:00Z'), endsAt: at('2026-03-03T14:00:00Z') }
+    const idle = nowPlaying(snapshot({ broadcasts: [booked] }), at('2026-03-03T12:51:38Z'))
+    expect(idle).toMatchObject({ currentVideo: null, estimatedEndAt: at('2026-03-03T13:00:00Z'), cacheSeconds: 502 })
+    // A weekly slot opening later is a known end as well (Tuesday 07:00 New York = 12:00Z).
+    const slotLater = nowPlaying(snapshot({ programs: [slotProgram()] }), at('2026-03-03T11:00:00Z'))
+    expect(slotLater).toMatchObject({ currentVideo: null, estimatedEndAt: at('2026-03-03T12:00:00Z'), cacheSeconds: 3600 })
+    // The same idle channel with a live broadcast on: 60.
+    const liveIdle = nowPlaying(snapshot({ broadcasts: [booked], liveBroadcasts: [live] }), at('2026-03-03T12:51:38Z'))
+    expect(liveIdle.cacheSeconds).toBe(60)
+    // Fractions round up and never reach 0.
+    expect(nowPlaying(snapshot({ broadcasts: [booked] }), at('2026-03-03T12:59:59.900Z')).cacheSeconds).toBe(1)
+    expect(cacheSecondsUntil(at('2026-03-03T13:00:00Z'), at('2026-03-03T12:51:38Z'), false)).toBe(502)
+    expect(cacheSecondsUntil(at('2026-03-03T13:00:00Z'), at('2026-03-03T12:51:38Z'), true)).toBe(60)
   })
 })

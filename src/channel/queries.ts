@@ -6,7 +6,18 @@ import { airingEnd } from './rules.js'
 import { zonedToInstant } from './zoned-time.js'
 
 const LISTED_PROGRAM = { in: ['active', 'paused'] }
-const channelSelect = { id: true, slug: true, name: true, timezone: true, showBannerUrl: true } as const
+export const channelSelect = {
+  id: true,
+  slug: true,
+  name: true,
+  timezone: true,
+  showBannerUrl: true,
+  streamUrl: true,
+  fallbackName: true,
+  fallbackDescription: true,
+  fallbackHlsUrl: true,
+  fallbackThumbnail: true,
+} as const
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** By uuid, or (when `bySlug`) by slug too. */

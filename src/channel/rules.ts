@@ -219,10 +219,18 @@ export function nowPlaying(s: ChannelSnapshot, now: Date): NowPlaying {
     ...(s.playlist?.belts.filter((b) => b.startsAt > now).map((b) => b.startsAt) ?? []),
   ].filter((d): d is Date => d !== null)
   const isLive = !!live || onAir.playbackSource === 'livestream'
-  const known = current !== null && current.endTime !== null
   const estimated = changes.length ? new Date(Math.min(...changes.map((d) => d.getTime()))) : new Date(now.getTime() + LIVE_CACHE_SECONDS * 1000)
-  const cacheSeconds = isLive || !known ? LIVE_CACHE_SECONDS : Math.max(1, Math.ceil((estimated.getTime() - now.getTime()) / 1000))
-  return { channelName: s.channel.name, isLive, currentVideo: current, estimatedEndAt: estimated, cacheSeconds }
+  return { channelName: s.channel.name, isLive, currentVideo: current, estimatedEndAt: estimated, cacheSeconds: cacheSecondsUntil(estimated, now, isLive || !changes.length) }
+}
+
+/**
+ * Cache-Control max-age of now playing: until `estimatedEndAt` (at least 1 s) whenever that time is
+ * known, also when nothing plays but something is booked; 60 s only while a live feed is on or when
+ * nothing ends and nothing is coming (`unknown`).
+ */
+export function cacheSecondsUntil(estimatedEndAt: Date, now: Date, unknown: boolean): number {
+  if (unknown) return LIVE_CACHE_SECONDS
+  return Math.max(1, Math.ceil((estimatedEndAt.getTime() - now.getTime()) / 1000))
 }
 
 /** Where the playlist loop stands: a time belt, a video, or the logo sting after a video. */

@@ -15,7 +15,7 @@ import {
   type NowPlaying,
   type OnAir,
 } from '../channel/rules.js'
-import { findChannel, findProgram, nextAiring, parseTimeParam, upcomingAirings } from '../channel/queries.js'
+import { channelSelect, findChannel, findProgram, nextAiring, parseTimeParam, upcomingAirings } from '../channel/queries.js'
 import { DAY_NAMES, localHourMinute } from '../channel/zoned-time.js'
 
 const now = (ctx: Context) => ctx.deps.clock.now()
@@ -436,7 +436,7 @@ builder.objectField(ProgramRef, 'episodes', (t) =>
       const { page, perPage } = paging(args.page, args.perPage, 15, 50)
       const channel = await ctx.deps.db.channel.findUniqueOrThrow({
         where: { id: program.channelId },
-        select: { id: true, slug: true, name: true, timezone: true, showBannerUrl: true },
+        select: channelSelect,
       })
       const from = args.from ? parseTimeParam('from', args.from, channel.timezone) : null
       const to = args.to ? parseTimeParam('to', args.to, channel.timezone) : null
