@@ -1,8 +1,14 @@
-// The public channel interface: nine GET paths, each one GraphQL operation, exact legacy shapes.
+// The public channel interface: nine GET paths, each one GraphQL operation, exact legacy shapes;
+// then the program guides (XMLTV, iCalendar, M3U), which answer in their own formats.
 import { AppError, notFound } from '../src/errors.js'
 import { isoUtcMicros, isoWithOffset } from '../src/channel/zoned-time.js'
 import type { ParameterDoc, RestRoute, RouteInput } from './route.js'
 import { integer, oneOf, ref, string, uuid } from './openapi/json-schema.js'
+import { buildXmltv } from '../src/channel/xmltv.js'
+import { buildICalendar } from '../src/channel/ical.js'
+import { buildM3u } from '../src/channel/m3u.js'
+import type { GuideAiring, GuideChannel } from '../src/channel/guide-types.js'
+import { GUIDE_AHEAD_MS, GUIDE_PAST_MS } from '../src/channel/queries.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -112,6 +118,47 @@ const AIRING_EXAMPLE = {
   went_live_at: null,
   banner_url: 'https://cdn.example.com/breakfast.jpg',
 }
+
+// Guides: the channel and its airings as GraphQL gives them, as the guide builders take them.
+const GUIDE_CHANNEL = 'id slug name timezone showBannerUrl streamUrl'
+const guideDocument = `query Guide($channel: String!) {
+  channel(id: $channel) { ${GUIDE_CHANNEL}
+    guide { id startsAt endsAt state bannerUrl program { name synopsis type } episode { episodeNumber name synopsis } }
+  }
+}`
+const guideChannel = (c: any): GuideChannel => ({ id: c.id, slug: c.slug, name: c.name, timezone: c.timezone, iconUrl: c.showBannerUrl, streamUrl: c.streamUrl })
+const guideAirings = (c: any): GuideAiring[] =>
+  c.guide.map((a: any) => ({
+    id: a.id,
+    startsAt: new Date(a.startsAt),
+    endsAt: new Date(a.endsAt),
+    cancelled: a.state === 'CANCELLED',
+    programName: a.program.name,
+    programSynopsis: a.program.synopsis,
+    programType: low(a.program.type)!,
+    episodeNumber: a.episode.episodeNumber,
+    episodeName: a.episode.name,
+    episodeSynopsis: a.episode.synopsis,
+    bannerUrl: a.bannerUrl,
+  }))
+/** Guides change when an operator re-imports; players poll them every few hours at most. */
+const GUIDE_CACHE = { 'Cache-Control': 'public, max-age=300' }
+const GENERATOR = 'sms-channel-gateway'
+const textBody = (description: string, example: string) => ({ schema: string(description), example })
+const XMLTV_EXAMPLE = `<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE tv SYSTEM "xmltv.dtd">
+<tv generator-info-name="sms-channel-gateway" source-info-name="City TV">
+  <channel id="city-tv.example.com">
+    <display-name>City TV</display-name>
+  </channel>
+  <programme start="20260309070000 +0300" stop="20260309090000 +0300" channel="city-tv.example.com">
+    <title>Breakfast Show</title>
+    <sub-title>Episode 12</sub-title>
+    <episode-num system="xmltv_ns">.11.</episode-num>
+    <episode-num system="onscreen">E12</episode-num>
+  </programme>
+</tv>
+`
 
 export const channelRoutes: RestRoute[] = [
   {
@@ -517,6 +564,83 @@ export const channelRoutes: RestRoute[] = [
         },
       },
       errors: [400],
+    },
+  },
+  {
+    method: 'GET',
+    path: '/channels/:uuid/xmltv',
+    api: 'channel',
+    etag: true,
+    microcache: true,
+    contentType: 'application/xml; charset=utf-8',
+    document: guideDocument,
+    variables: (input) => ({ channel: uuidParam(input) }),
+    headers: () => GUIDE_CACHE,
+    toLegacy: ({ channel: c }, { publicBaseUrl }) => buildXmltv(guideChannel(c), guideAirings(c), { publicBaseUrl, generator: GENERATOR }),
+    openapi: {
+      operationId: 'getXmltvGuide',
+      tag: 'Guides',
+      summary: 'XMLTV program guide',
+      description:
+        "The channel's airings from a day ago to 14 days ahead as XMLTV (xmltv.dtd), for Kodi, Jellyfin, Plex (via xTeVe/Threadfin) and TiviMate. Start and stop carry the channel's UTC offset at that instant. Cancelled airings and scheduled broadcasts are not in it. Cache-Control: 5 minutes.",
+      params: { uuid: uuidParamDoc },
+      response: { description: 'An XMLTV document.', contentType: 'application/xml; charset=utf-8', ...textBody('XMLTV (xmltv.dtd).', XMLTV_EXAMPLE) },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/channels/:uuid/schedule.ics',
+    api: 'channel',
+    etag: true,
+    microcache: true,
+    contentType: 'text/calendar; charset=utf-8',
+    document: guideDocument,
+    variables: (input) => ({ channel: uuidParam(input) }),
+    headers: () => GUIDE_CACHE,
+    toLegacy: ({ channel: c }, { publicBaseUrl, now }) =>
+      buildICalendar(guideChannel(c), guideAirings(c), {
+        host: new URL(publicBaseUrl).hostname,
+        now,
+        window: { from: new Date(now.getTime() - GUIDE_PAST_MS), to: new Date(now.getTime() + GUIDE_AHEAD_MS) },
+        prodId: `-//${GENERATOR}//Channel guide//EN`,
+      }),
+    openapi: {
+      operationId: 'getICalendarGuide',
+      tag: 'Guides',
+      summary: 'iCalendar program guide',
+      description:
+        "The same airings as the XMLTV guide as an iCalendar (RFC 5545) feed to subscribe to: one VEVENT per airing (UID `airing-<id>@<host>`), in the channel's zone (VTIMEZONE), cancelled airings with STATUS:CANCELLED.",
+      params: { uuid: uuidParamDoc },
+      response: {
+        description: 'An iCalendar document.',
+        contentType: 'text/calendar; charset=utf-8',
+        ...textBody('iCalendar (RFC 5545), CRLF line ends.', 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//sms-channel-gateway//Channel guide//EN\r\nEND:VCALENDAR\r\n'),
+      },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/channels.m3u',
+    api: 'channel',
+    etag: true,
+    microcache: true,
+    contentType: 'audio/x-mpegurl; charset=utf-8',
+    document: `query StreamChannels { streamChannels { ${GUIDE_CHANNEL} } }`,
+    variables: () => ({}),
+    headers: () => GUIDE_CACHE,
+    toLegacy: ({ streamChannels }, { publicBaseUrl }) => buildM3u(streamChannels.map(guideChannel), { publicBaseUrl }),
+    openapi: {
+      operationId: 'getM3uPlaylist',
+      tag: 'Guides',
+      summary: 'M3U playlist of live channels',
+      description:
+        'Every channel with a live stream URL (`channel.stream_url` in the import format), by name, as an extended M3U playlist; `tvg-id` is the channel id of its XMLTV guide.',
+      params: {},
+      response: {
+        description: 'An M3U playlist.',
+        contentType: 'audio/x-mpegurl; charset=utf-8',
+        ...textBody('Extended M3U.', '#EXTM3U\n#EXTINF:-1 tvg-id="city-tv.example.com" tvg-name="City TV" group-title="Channels",City TV\nhttps://cdn.example.com/city/live.m3u8\n'),
+      },
     },
   },
 ]

@@ -31,7 +31,8 @@ export interface RouteDoc {
   params: Record<string, ParameterDoc>
   query?: Record<string, ParameterDoc>
   requestBody?: { schema: JsonSchema; example: unknown }
-  response: { description: string; schema: JsonSchema; example: unknown }
+  /** `contentType` defaults to application/json; another type (a guide's XML, iCalendar, M3U) has a string schema. */
+  response: { description: string; schema: JsonSchema; example: unknown; contentType?: string }
   /** Route-specific error statuses (for instance 409 on a rename, 400 on a bad query parameter). */
   errors?: number[]
 }
@@ -55,7 +56,12 @@ export interface RestRoute {
   document: string
   /** Builds the operation's variables from the request; throws AppError for bad input. */
   variables(input: RouteInput): Record<string, unknown>
-  /** Shapes the GraphQL data into the documented JSON. */
+  /**
+   * The media type of an answer that is not JSON (for instance `text/calendar; charset=utf-8`):
+   * `toLegacy` then returns the body text, sent as it is, with the same ETag and microcache rules.
+   */
+  contentType?: string
+  /** Shapes the GraphQL data into the documented JSON (or, with `contentType`, the body text). */
   toLegacy(data: any, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): unknown
   /** Extra response headers drawn from the same data (now playing's Cache-Control). */
   headers?(data: any): Record<string, string>

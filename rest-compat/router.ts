@@ -74,7 +74,8 @@ export function createRestRouter(options: RestRouterOptions) {
 
   const micro = options.microcache
 
-  function respondJson(status: number, text: string, etag: string, headers: Record<string, string>, request: Request, head: boolean): Response {
+  /** A shaped answer with its ETag (JSON unless `headers` name another Content-Type), or 304. */
+  function respond(status: number, text: string, etag: string, headers: Record<string, string>, request: Request, head: boolean): Response {
     if (etagMatches(request.headers.get('if-none-match'), etag)) {
       return new Response(null, { status: 304, headers: { ...headers, ETag: etag } })
     }
@@ -100,7 +101,7 @@ export function createRestRouter(options: RestRouterOptions) {
         const { route } = hit.c
         const microKey = route.microcache && micro.enabled ? micro.key(url.pathname + url.search, rc.now) : null
         const cached = microKey ? micro.get(microKey) : undefined
-        if (cached) return respondJson(cached.status, cached.body, cached.etag, cached.headers, request, method === 'HEAD')
+        if (cached) return respond(cached.status, cached.body, cached.etag, cached.headers, request, method === 'HEAD')
         if (route.api === 'messaging') await rc.context.account()
         // A reference that is not valid percent-encoding, or holds NUL, is no one's: 404 like any unknown one.
         if (!hit.params) throw new AppError('NOT_FOUND', `No resource at ${path}`)
@@ -118,12 +119,15 @@ export function createRestRouter(options: RestRouterOptions) {
         })
         if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
         const body = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
-        const headers = { ...corsHeaders(route.api), ...route.headers?.(result.data) }
-        if (!route.etag) return json(body, 200, headers, method === 'HEAD')
-        const text = JSON.stringify(body)
+        const headers = { ...corsHeaders(route.api), ...(route.contentType ? { 'Content-Type': route.contentType } : {}), ...route.headers?.(result.data) }
+        const text = route.contentType ? String(body) : JSON.stringify(body)
+        if (!route.etag) {
+          if (!route.contentType) return json(body, 200, headers, method === 'HEAD')
+          return new Response(method === 'HEAD' ? null : text, { status: 200, headers })
+        }
         const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
         if (microKey) micro.set(microKey, { status: 200, body: text, etag, headers })
-        return respondJson(200, text, etag, headers, request, method === 'HEAD')
+        return respond(200, text, etag, headers, request, method === 'HEAD')
       } catch (error) {
         const appError = error instanceof AppError ? error : toAppError(error, options.logger, rc.requestId)
         const rename = hit?.c.route.legacyField

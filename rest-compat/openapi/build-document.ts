@@ -33,6 +33,7 @@ const TAGS = [
   { name: 'Delivery reports', description: 'Polling the delivery report of a sent SMS (messaging API: Bearer key).' },
   { name: 'Channel', description: 'Now playing, schedule and catchups of a channel (public, no key).' },
   { name: 'Programs', description: 'Programs, episodes and airings of a channel (public, no key).' },
+  { name: 'Guides', description: 'Program guides for players and calendars: XMLTV, iCalendar, M3U (public, no key).' },
 ]
 
 export function buildOpenApiDocument(routes: RestRoute[], options: { version: string }): OpenApiDocument {
@@ -107,7 +108,11 @@ function operationOf(route: RestRoute): Operation {
   if (route.etag) okHeaders.ETag = { $ref: '#/components/headers/ETag' }
   if (route.headers) okHeaders['Cache-Control'] = { $ref: '#/components/headers/Cache-Control' }
   const responses: Operation['responses'] = {
-    200: { description: doc.response.description, headers: okHeaders, content: { 'application/json': { schema: doc.response.schema, example: doc.response.example } } },
+    200: {
+      description: doc.response.description,
+      headers: okHeaders,
+      content: { [doc.response.contentType ?? 'application/json']: { schema: doc.response.schema, example: doc.response.example } },
+    },
   }
   if (route.etag) responses[304] = { description: 'Not modified: the If-None-Match ETag still matches.' }
   for (const status of errorStatusesOf(route)) responses[status] = { $ref: `#/components/responses/${errorResponseName(route.api, status)}` }

@@ -57,6 +57,11 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
         name: c.name,
         timezone: c.timezone,
         showBannerUrl: c.show_banner_url ?? null,
+        streamUrl: c.stream_url ?? null,
+        fallbackName: c.fallback?.name ?? null,
+        fallbackDescription: c.fallback?.description ?? null,
+        fallbackHlsUrl: c.fallback?.hls_url ?? null,
+        fallbackThumbnail: c.fallback?.thumbnail ?? null,
         operatorAccountId: operatorAccountId ?? c.operator_account ?? existing?.operatorAccountId ?? null,
       }
       const channel = existing
@@ -118,6 +123,7 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
             onDemandDuration: e.on_demand?.duration ?? null,
             onDemandHlsUrl: e.on_demand?.hls_url ?? null,
             onDemandThumbnailUrl: e.on_demand?.thumbnail_url ?? null,
+            onDemandAvailableAt: onDemandAvailableAt(e),
           }
           const episode = await tx.episode.upsert({
             where: { programId_episodeNumber: { programId: program.id, episodeNumber: e.episode_number } },
@@ -184,6 +190,19 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
     },
     { timeout: 120_000, maxWait: 30_000 },
   )
+}
+
+/**
+ * When an episode's on-demand asset shows: the file's `on_demand.available_at` when it says (null:
+ * at once); else the end of its first non-cancelled airing, so a recording does not show before
+ * the episode has aired; else (no airing) at once. Fixed at import: cancelling an airing later
+ * does not move it.
+ */
+export function onDemandAvailableAt(e: ChannelImport['programs'][number]['episodes'][number]): Date | null {
+  if (!e.on_demand) return null
+  if (e.on_demand.available_at !== undefined) return e.on_demand.available_at
+  const first = e.airings.filter((a) => !a.cancelled).sort((a, b) => a.starts_at.getTime() - b.starts_at.getTime())[0]
+  return first ? new Date(first.starts_at.getTime() + first.duration_minutes * 60_000) : null
 }
 
 const slugTaken = (slug: string) => new AppError('CONFLICT', `channel slug ${slug} is already used by another channel`)

@@ -11,6 +11,11 @@ const onDemand = z.object({
   duration: z.number().int().min(0).optional(),
   hls_url: url,
   thumbnail_url: url.nullable().optional(),
+  /**
+   * From when the asset is shown. Absent: the end of the episode's first non-cancelled airing, or
+   * at once when it has none. null: at once.
+   */
+  available_at: instant.nullable().optional(),
 })
 
 const airing = z.object({
@@ -71,6 +76,18 @@ export const channelImportSchema = z
       name: text(200),
       timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Africa/Nairobi'),
       show_banner_url: url.nullable().optional(),
+      /** The live stream (HLS) players tune to; channels with one are listed in /api/channels.m3u. */
+      stream_url: url.nullable().optional(),
+      /** What plays when no episode airs in the open slot (playback_source fallback). */
+      fallback: z
+        .object({
+          name: text(200),
+          description: text(2000).default(''),
+          hls_url: url.nullable().optional(),
+          thumbnail: url.nullable().optional(),
+        })
+        .nullable()
+        .optional(),
       operator_account: z.uuid().nullable().optional(),
     }),
     videos: z.array(video).default([]),

@@ -125,6 +125,35 @@ export async function upcomingAirings(db: Db, channelId: string, { from, to, lim
   return rows.filter((a) => airingEnd(a) > from).slice(0, limit)
 }
 
+export const GUIDE_PAST_MS = 86_400_000
+export const GUIDE_AHEAD_MS = 14 * 86_400_000
+/** More airings than any real channel books in 15 days; the guide stops there rather than grow without bound. */
+export const GUIDE_MAX_AIRINGS = 5000
+
+/**
+ * The program guide (XMLTV, iCalendar): airings that end after a day ago and start before 14 days
+ * ahead, soonest first, cancelled ones included (the feeds decide what to do with them); draft
+ * episodes and unlisted programs never appear, as in upcoming.
+ */
+export async function guideAirings(db: Db, channelId: string, now: Date): Promise<AiringRow[]> {
+  const from = new Date(now.getTime() - GUIDE_PAST_MS)
+  const rows: AiringRow[] = await db.airing.findMany({
+    where: {
+      startsAt: { gte: new Date(from.getTime() - 86_400_000), lt: new Date(now.getTime() + GUIDE_AHEAD_MS) },
+      episode: { status: { not: 'draft' }, program: { channelId, status: LISTED_PROGRAM } },
+    },
+    include: airingInclude,
+    orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
+    take: GUIDE_MAX_AIRINGS,
+  })
+  return rows.filter((a) => airingEnd(a) > from)
+}
+
+/** Channels with a live stream URL (the M3U playlist), by name. */
+export function streamChannels(db: Db): Promise<ChannelRow[]> {
+  return db.channel.findMany({ where: { streamUrl: { not: null } }, select: channelSelect, orderBy: [{ name: 'asc' }, { id: 'asc' }], take: GUIDE_MAX_AIRINGS })
+}
+
 export async function nextAiring(db: Db, channelId: string, now: Date) {
   return db.airing.findFirst({
     where: { startsAt: { gt: now }, cancelled: false, episode: { status: { notIn: ['draft', 'cancelled'] }, program: { channelId, status: LISTED_PROGRAM } } },

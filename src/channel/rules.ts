@@ -42,6 +42,10 @@ export function episodeStatus(episode: Episode, airings: Airing[], now: Date): E
   return states.every((s) => s === 'missed') ? 'missed' : 'completed'
 }
 
+/** An episode's on-demand asset shows when the episode is offered, has an asset, and its availability time has come (null: at once). */
+export const onDemandShown = (e: Pick<Episode, 'availableOnDemand' | 'onDemandHlsUrl' | 'onDemandAvailableAt'>, now: Date) =>
+  e.availableOnDemand && !!e.onDemandHlsUrl && (e.onDemandAvailableAt === null || e.onDemandAvailableAt <= now)
+
 export function broadcastStatus(b: { startsAt: Date; endsAt: Date; cancelled: boolean }, now: Date): BroadcastStatus {
   if (b.cancelled) return 'cancelled'
   if (now < b.startsAt) return 'pending'

@@ -11,11 +11,12 @@ import {
   episodeStatus,
   nowPlaying,
   onAirNow,
+  onDemandShown,
   type CurrentVideo,
   type NowPlaying,
   type OnAir,
 } from '../channel/rules.js'
-import { channelSelect, findChannel, findProgram, nextAiring, parseTimeParam, upcomingAirings } from '../channel/queries.js'
+import { channelSelect, findChannel, findProgram, guideAirings, nextAiring, parseTimeParam, streamChannels, upcomingAirings } from '../channel/queries.js'
 import { DAY_NAMES, localHourMinute } from '../channel/zoned-time.js'
 
 const now = (ctx: Context) => ctx.deps.clock.now()
@@ -175,8 +176,27 @@ const OnDemandRef = builder.objectRef<Episode>('OnDemandAsset').implement({
     duration: t.int({ nullable: true, description: 'Length in seconds, when known.', resolve: (e) => e.onDemandDuration }),
     hlsUrl: t.exposeString('onDemandHlsUrl', { nullable: true, description: 'HLS playlist (.m3u8) URL.' }),
     thumbnailUrl: t.exposeString('onDemandThumbnailUrl', { nullable: true, description: 'Thumbnail image URL.' }),
+    availableAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'From when the asset is shown (by default the end of the first airing); null: from the start.',
+      resolve: (e) => e.onDemandAvailableAt,
+    }),
   }),
 })
+
+/** What a channel plays when no episode airs in the open slot. */
+const FallbackRef = builder.objectRef<{ name: string; description: string; hlsUrl: string | null; thumbnail: string | null }>('FallbackContent').implement({
+  description: "The channel's usual content, played when the open slot has no episode (playback source FALLBACK).",
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'Title.' }),
+    description: t.exposeString('description', { description: 'Description; empty when none.' }),
+    hlsUrl: t.exposeString('hlsUrl', { nullable: true, description: 'HLS playlist (.m3u8) URL.' }),
+    thumbnail: t.exposeString('thumbnail', { nullable: true, description: 'Image URL.' }),
+  }),
+})
+const fallbackOf = (c: ChannelRow) =>
+  c.fallbackName === null ? null : { name: c.fallbackName, description: c.fallbackDescription ?? '', hlsUrl: c.fallbackHlsUrl, thumbnail: c.fallbackThumbnail }
 
 EpisodeRef.implement({
   description: 'An episode of a program, with its airings.',
@@ -197,8 +217,8 @@ EpisodeRef.implement({
     onDemand: t.field({
       type: OnDemandRef,
       nullable: true,
-      description: 'Once the episode is available on demand.',
-      resolve: (s) => (s.episode.availableOnDemand && s.episode.onDemandHlsUrl ? s.episode : null),
+      description: 'Once the episode is available on demand: offered, with an asset, and from its availableAt on.',
+      resolve: (s, _a, ctx) => (onDemandShown(s.episode, now(ctx)) ? s.episode : null),
     }),
     broadcasts: t.field({
       type: [AiringRef],
@@ -251,6 +271,12 @@ const OnAirRef = builder.objectRef<OnAir & { channel: ChannelRow }>('OnAir').imp
     endsAt: t.expose('endsAt', { type: 'DateTime', nullable: true, description: "The slot's end; null when off air." }),
     playbackSource: t.field({ type: PlaybackSourceEnum, nullable: true, description: 'Null when off air.', resolve: (o) => o.playbackSource }),
     bannerUrl: t.exposeString('bannerUrl', { nullable: true, description: 'Null when off air.' }),
+    fallback: t.field({
+      type: FallbackRef,
+      nullable: true,
+      description: "What plays while playbackSource is FALLBACK, when the channel describes it; null otherwise.",
+      resolve: (o) => (o.playbackSource === 'fallback' ? fallbackOf(o.channel) : null),
+    }),
   }),
 })
 
@@ -319,6 +345,19 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
     name: t.exposeString('name', { description: 'Display name.' }),
     timezone: t.exposeString('timezone', { description: 'IANA zone of its weekly slots.' }),
     showBannerUrl: t.exposeString('showBannerUrl', { nullable: true, description: "The channel's banner, shown when nothing else has one." }),
+    streamUrl: t.exposeString('streamUrl', { nullable: true, description: 'The live stream (HLS) players tune to; listed in /api/channels.m3u when set.' }),
+    fallback: t.field({
+      type: FallbackRef,
+      nullable: true,
+      description: 'What plays when the open slot has no episode (playback source FALLBACK); null when the channel does not say.',
+      resolve: (c) => fallbackOf(c),
+    }),
+    guide: t.field({
+      type: [AiringRef],
+      description:
+        'The program guide: airings that end after a day ago and start within 14 days, soonest first, cancelled ones included (REST xmltv and schedule.ics).',
+      resolve: async (c, _a, ctx) => (await guideAirings(ctx.deps.db, c.id, now(ctx))).map((airing) => ({ airing, channel: c })),
+    }),
     nowPlaying: t.field({
       type: NowPlayingRef,
       description: 'What is playing now (REST /channels/{uuid}/status).',
@@ -470,6 +509,11 @@ builder.queryFields((t) => ({
     description: 'A channel by uuid or slug. Public. Null, with a NOT_FOUND error, when there is none.',
     args: { id: t.arg.string({ required: true, description: 'The channel uuid or slug.' }) },
     resolve: (_root, { id }, ctx) => ctx.deps.channelCache.channel(ctx.deps.db, id, true),
+  }),
+  streamChannels: t.field({
+    type: [ChannelRef],
+    description: 'Channels that have a live stream URL, by name (REST /channels.m3u). Public.',
+    resolve: (_root, _a, ctx) => streamChannels(ctx.deps.db),
   }),
   program: t.field({
     type: ProgramRef,

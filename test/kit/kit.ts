@@ -86,14 +86,18 @@ export class TestKit {
     }
     const response = await this.app.fetch(new Request(`http://localhost${path}`, { method, headers, body }))
     const text = await response.text()
+    const contentType = response.headers.get('content-type')
     let parsed: unknown = text
-    try {
-      parsed = text ? JSON.parse(text) : null
-    } catch {
-      // not JSON; keep the text
+    // Other media types (a guide's XML, iCalendar or M3U) stay text, even when the text would parse as JSON.
+    if (!contentType || contentType.startsWith('application/json')) {
+      try {
+        parsed = text ? JSON.parse(text) : null
+      } catch {
+        // not JSON; keep the text
+      }
     }
     // Every REST answer must match the OpenAPI document the service serves: a mismatch fails the caller.
-    const problem = (await this.responseContract()).check(method, path, response.status, parsed, text !== '')
+    const problem = (await this.responseContract()).check(method, path, response.status, parsed, text !== '', contentType)
     if (problem) throw new Error(problem)
     return { status: response.status, headers: response.headers, body: parsed }
   }

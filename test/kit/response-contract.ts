@@ -63,7 +63,7 @@ export class ResponseContract {
    * Why this answer does not match the document, or null when it does. `path` is the request path
    * with its query; answers outside the REST paths are not checked.
    */
-  check(method: string, path: string, status: number, body: unknown, hasBody: boolean): string | null {
+  check(method: string, path: string, status: number, body: unknown, hasBody: boolean, contentType?: string | null): string | null {
     const pathname = path.split('?')[0]!
     if (!pathname.startsWith('/api/') || pathname === '/api/openapi.json' || pathname.startsWith('/api/docs')) return null
     method = method.toUpperCase()
@@ -81,9 +81,19 @@ export class ResponseContract {
     }
     const response = this.resolve<Json | undefined>(operation.responses[status])
     if (!response) return `${where} answered ${status}, which the OpenAPI document does not list for it (listed: ${Object.keys(operation.responses).join(', ')})\nbody: ${JSON.stringify(body)}`
-    const schema = response.content?.['application/json']?.schema
-    if (!schema) return hasBody ? `${where} answered ${status} with a body, but the document says it has none` : null
-    return this.validate(`${hit!.template} ${method} ${status}`, schema, body, where, status)
+    const content: Record<string, { schema?: unknown }> = response.content ?? {}
+    const types = Object.keys(content)
+    if (!types.length) return hasBody ? `${where} answered ${status} with a body, but the document says it has none` : null
+    // The answer's media type must be one the document lists; without one (a check of an example)
+    // the first listed is meant.
+    const type = contentType ?? types[0]!
+    const media = types.find((t) => mediaType(t) === mediaType(type))
+    if (!media) return `${where} answered ${status} as ${type}, but the document lists ${types.join(', ')}`
+    if (mediaType(media) !== 'application/json') {
+      // Not JSON: the body is text; its schema (a string) is checked here, its format by the route's own tests.
+      if (typeof body !== 'string' || !hasBody) return `${where} answered ${status} with no ${media} text`
+    }
+    return this.validate(`${hit!.template} ${method} ${status} ${media}`, content[media]!.schema, body, where, status)
   }
 
   private validate(key: string, schema: unknown, body: unknown, where: string, status: number): string | null {
@@ -92,3 +102,6 @@ export class ResponseContract {
     return `${where} answered ${status} with a body that does not match the OpenAPI document:\n  ${this.ajv.errorsText(validate.errors, { separator: '\n  ', dataVar: 'body' })}\nbody: ${JSON.stringify(body, null, 2)}`
   }
 }
+
+/** `Text/Calendar; charset=utf-8` -> `text/calendar` */
+const mediaType = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase()
