@@ -70,8 +70,10 @@ export class Microcache {
     if (this.entries.size > 10_000 && !this.entries.has(key.path)) this.entries.clear()
     const headers = Object.entries(response.headers).flat()
     const bare = [...headers, ...this.extra, 'ETag', response.etag, 'X-Request-Id', '']
+    // JSON unless the route answered another type (the program guides): then its headers name it.
+    const type = 'Content-Type' in response.headers ? [] : ['Content-Type', 'application/json; charset=utf-8']
     // A Content-Length lets node write head and body in one piece instead of chunked.
-    const full = ['Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(response.body)), ...bare]
+    const full = [...type, 'Content-Length', String(Buffer.byteLength(response.body)), ...bare]
     this.entries.set(key.path, { ...response, second: key.second, at: Date.now(), full, bare })
   }
 

@@ -1,6 +1,6 @@
 // iCalendar (RFC 5545) feed of one channel's guide: a VTIMEZONE built from the IANA zone for the
 // guide's window, VEVENTs in the channel's local time, CRLF lines folded at 75 octets.
-import { localParts, offsetMinutes, zonedToInstant } from './zoned-time.js'
+import { localParts, offsetMinutes } from './zoned-time.js'
 import { printable, type GuideAiring, type GuideChannel } from './guide-types.js'
 
 const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0')
@@ -91,13 +91,22 @@ export function vtimezone(timeZone: string, from: Date, to: Date): string[] {
 }
 
 /**
- * `DTSTART;TZID=zone:local` when the local time names the instant unambiguously (RFC 5545 reads an
- * ambiguous local time as its first occurrence, a missing one as shifted); otherwise UTC.
+ * `DTSTART;TZID=zone:local` when that local time happens once; in the repeated hour of a fall-back
+ * change, UTC. RFC 5545 reads an ambiguous local time as its first occurrence, but readers differ
+ * (Python's icalendar takes the second), and UTC leaves nothing to read wrong.
  */
 function timeProperty(name: string, at: Date, timeZone: string): string {
   const p = localParts(at, timeZone)
-  const back = zonedToInstant(p.year, p.month, p.day, p.hour, p.minute, timeZone).getTime() + p.second * 1000
-  return back === at.getTime() ? `${name};TZID=${timeZone}:${localStamp(p)}` : `${name}:${utcStamp(at)}`
+  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second)
+  const instants = new Set(
+    [offsetMinutes(at.getTime() - 86_400_000, timeZone), offsetMinutes(at, timeZone), offsetMinutes(at.getTime() + 86_400_000, timeZone)]
+      .map((offset) => wall - offset * 60_000)
+      .filter((t) => {
+        const q = localParts(t, timeZone)
+        return Date.UTC(q.year, q.month - 1, q.day, q.hour, q.minute, q.second) === wall
+      }),
+  )
+  return instants.size === 1 ? `${name};TZID=${timeZone}:${localStamp(p)}` : `${name}:${utcStamp(at)}`
 }
 
 export function buildICalendar(

@@ -87,7 +87,7 @@ export class TestKit {
     const response = await this.app.fetch(new Request(`http://localhost${path}`, { method, headers, body }))
     const text = await response.text()
     const contentType = response.headers.get('content-type')
-    let parsed: unknown = text
+    let parsed: unknown = text === '' ? null : text
     // Other media types (a guide's XML, iCalendar or M3U) stay text, even when the text would parse as JSON.
     if (!contentType || contentType.startsWith('application/json')) {
       try {

@@ -72,7 +72,8 @@ export class ResponseContract {
     const rest = pathname.slice('/api'.length)
     const hit = this.templates.find((t) => t.pattern.test(rest))
     const operation = hit && this.document.paths[hit.template]![method.toLowerCase()]
-    const channel = /^\/(channels|programs)(\/|$)/.test(rest)
+    // A documented path belongs to the channel API when its template does (/channels.m3u too).
+    const channel = /^\/(channels|programs)(\/|$)/.test(rest) || /^\/(channels|programs)\b/.test(hit?.template ?? '')
     const where = `${method} ${hit?.template ?? '(no documented path)'} (request ${method} ${path})`
     if (!operation) {
       // Unknown paths (404) and wrong methods (405) answer in the error shape of the API.
