@@ -89,7 +89,7 @@ export class TestKit {
     const contentType = response.headers.get('content-type')
     let parsed: unknown = text === '' ? null : text
     // Other media types (a guide's XML, iCalendar or M3U) stay text, even when the text would parse as JSON.
-    if (!contentType || contentType.startsWith('application/json')) {
+    if (!contentType || /^application\/([\w.-]+\+)?json\b/i.test(contentType)) {
       try {
         parsed = text ? JSON.parse(text) : null
       } catch {
