@@ -90,7 +90,7 @@ export function createRestRouter(options: RestRouterOptions) {
       const hits = match(path)
       const method = request.method.toUpperCase()
       const hit = hits.find((h) => h.c.route.method === method || (method === 'HEAD' && h.c.route.method === 'GET'))
-      const api = hits[0]?.c.route.api ?? (/^\/(channels|programs)(\/|$)/.test(path) ? 'channel' : 'messaging')
+      const api = hits[0]?.c.route.api ?? (/^\/(channels|programs)([/.]|$)/.test(path) ? 'channel' : 'messaging')
       try {
         if (method === 'OPTIONS' && hits.length) return preflight(hits.map((h) => h.c.route.method), api)
         if (!hits.length) throw new AppError('NOT_FOUND', `No route for ${path}`)

@@ -471,6 +471,11 @@ describe.each(targets)('program guides on $name', (target) => {
       expect(preflight.headers.get('access-control-allow-origin'), path).toBe('*')
       expect((await kit.rest('POST', `/api${path}`, { body: {} })).status, path).toBe(405)
     }
+    // /channels.m3u is a channel path for every layer: errors are {error}, and Idempotency-Key (messaging only) is not read.
+    const { key } = await kit.seed().account('Guide poster')
+    const post = await kit.rest('POST', '/api/channels.m3u', { key, body: {}, headers: { 'idempotency-key': 'x'.repeat(300) } })
+    expect([post.status, post.body]).toEqual([405, { error: 'POST is not allowed on /channels.m3u' }])
+    expect(await get('/channels.xyz')).toMatchObject({ status: 404, body: { error: 'No route for /channels.xyz' } })
     for (const path of ['/channels/3e0a7b10-0000-4000-8000-000000000000/xmltv', '/channels/3e0a7b10-0000-4000-8000-000000000000/schedule.ics', '/channels/guide-tv/xmltv', '/channels/guide-tv/schedule.ics']) {
       const res = await get(path)
       expect(res.status, path).toBe(404)

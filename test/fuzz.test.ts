@@ -218,7 +218,7 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
         if (res.status < 400) return
         await expectUnchanged(kit, before, what)
         if (method === 'HEAD') return
-        const channel = /^\/api\/(channels|programs)(\/|$)/.test(new URL(url, 'http://localhost').pathname)
+        const channel = /^\/api\/(channels|programs)([/.]|$)/.test(new URL(url, 'http://localhost').pathname)
         if (channel) expect(Object.keys(res.body), `${what} -> ${JSON.stringify(res.body)}`).toEqual(['error'])
         else checkMessagingError(res.body, `${what} -> ${JSON.stringify(res.body)}`)
       }),

@@ -22,7 +22,8 @@ type Handle = (request: Request) => Promise<Response>
 // Statuses whose responses may not have a body (the Response constructor refuses one).
 const NULL_BODY = new Set([101, 204, 205, 304])
 
-const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|$)/
+// /api/channels.m3u is a channel path too.
+const CHANNEL_PATH = /^\/api\/(channels|programs)([/.]|$)/
 
 /**
  * The Idempotency-Key layer around the REST and GraphQL dispatch. It applies to an authenticated

@@ -72,8 +72,8 @@ export class ResponseContract {
     const rest = pathname.slice('/api'.length)
     const hit = this.templates.find((t) => t.pattern.test(rest))
     const operation = hit && this.document.paths[hit.template]![method.toLowerCase()]
-    // A documented path belongs to the channel API when its template does (/channels.m3u too).
-    const channel = /^\/(channels|programs)(\/|$)/.test(rest) || /^\/(channels|programs)\b/.test(hit?.template ?? '')
+    // The channel API: /channels and /programs paths, /channels.m3u included.
+    const channel = /^\/(channels|programs)([/.]|$)/.test(rest)
     const where = `${method} ${hit?.template ?? '(no documented path)'} (request ${method} ${path})`
     if (!operation) {
       // Unknown paths (404) and wrong methods (405) answer in the error shape of the API.
