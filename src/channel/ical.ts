@@ -16,6 +16,7 @@ export const escapeText = (text: string) =>
 
 /** RFC 5545 3.1: lines of at most 75 octets, continued with CRLF and one space; never inside a UTF-8 sequence. */
 export function foldLine(line: string): string {
+  if (line.length <= 25 || Buffer.byteLength(line) <= 75) return line // a UTF-16 unit is at most 3 octets
   const out: string[] = []
   let current = ''
   let octets = 0
