@@ -19,34 +19,11 @@ import type { DatabaseKind } from '../db/connection-url.js'
 import { rawDate, type PageRequest } from './paging.js'
 import { notFound } from '../errors.js'
 import { isStorableText } from './input-rules.js'
+import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 
+export type ContactListColumn = Exclude<ContactColumn, 'searchText'>
 /** The Contact columns a list may read (its scalar fields, searchText aside). */
-export const CONTACT_LIST_COLUMNS = [
-  'id',
-  'accountId',
-  'mobile',
-  'firstName',
-  'familyName',
-  'otherNames',
-  'email',
-  'gender',
-  'organization',
-  'whatsappNumber',
-  'viberNumber',
-  'skypeId',
-  'facebook',
-  'twitter',
-  'linkedin',
-  'groupme',
-  'wechat',
-  'youtube',
-  'firstNameKey',
-  'familyNameKey',
-  'createdAt',
-  'updatedAt',
-] as const
-
-export type ContactListColumn = (typeof CONTACT_LIST_COLUMNS)[number]
+export const CONTACT_LIST_COLUMNS: readonly ContactListColumn[] = CONTACT_COLUMNS.filter((c): c is ContactListColumn => c !== 'searchText')
 const KNOWN = new Set<string>(CONTACT_LIST_COLUMNS)
 const DATE_COLUMNS = new Set<string>(['createdAt', 'updatedAt'])
 

@@ -5,6 +5,34 @@ import { EMAIL_PATTERN, InputRules, LIMITS, isStorableText, textProblem } from '
 import { normalizeMobile } from './mobile.js'
 import { searchKey } from './search-text.js'
 
+/** Every column of a contact row, in one fixed order: the bulk writes and the list reads use it. */
+export const CONTACT_COLUMNS = [
+  'id',
+  'accountId',
+  'mobile',
+  'firstName',
+  'familyName',
+  'otherNames',
+  'email',
+  'gender',
+  'organization',
+  'whatsappNumber',
+  'viberNumber',
+  'skypeId',
+  'facebook',
+  'twitter',
+  'linkedin',
+  'groupme',
+  'wechat',
+  'youtube',
+  'firstNameKey',
+  'familyNameKey',
+  'searchText',
+  'createdAt',
+  'updatedAt',
+] as const
+export type ContactColumn = (typeof CONTACT_COLUMNS)[number]
+
 const OPTIONAL_TEXT_FIELDS = [
   'otherNames',
   'organization',

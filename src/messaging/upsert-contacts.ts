@@ -6,35 +6,10 @@ import { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../errors.js'
 import { isStorableText } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
-import { MAX_CONTACTS_PER_REQUEST, contactKeys, parseContact, parseContacts, type ContactInput, type ParsedContact } from './contacts.js'
+import { CONTACT_COLUMNS, MAX_CONTACTS_PER_REQUEST, contactKeys, type ContactColumn, parseContact, parseContacts, type ContactInput, type ParsedContact } from './contacts.js'
 
-/** Every column of a contact row, in the order the bulk statements write them. */
-const COLUMNS = [
-  'id',
-  'accountId',
-  'mobile',
-  'firstName',
-  'familyName',
-  'otherNames',
-  'email',
-  'gender',
-  'organization',
-  'whatsappNumber',
-  'viberNumber',
-  'skypeId',
-  'facebook',
-  'twitter',
-  'linkedin',
-  'groupme',
-  'wechat',
-  'youtube',
-  'firstNameKey',
-  'familyNameKey',
-  'searchText',
-  'createdAt',
-  'updatedAt',
-] as const
-type Column = (typeof COLUMNS)[number]
+const COLUMNS = CONTACT_COLUMNS
+type Column = ContactColumn
 type ContactRow = Record<Column, string | null>
 
 /** What a save may change on an existing row; the identity and the creation time stay. */
