@@ -48,6 +48,8 @@ async function shutdown(signal: string) {
   stopping = true
   logger.info({ signal, graceMs: env.SHUTDOWN_GRACE_MS }, 'shutting down')
   worker?.stop()
+  // Subscription streams never end by themselves: end them now, clients reconnect elsewhere.
+  app.closeStreams()
   let code = 0
   try {
     await drain.drain(env.SHUTDOWN_GRACE_MS)
