@@ -1,3 +1,4 @@
+import { withContactRemoval, withMembershipChanges } from '../live/membership-events.js'
 import { builder } from './builder.js'
 import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
@@ -197,7 +198,10 @@ builder.mutationFields((t) => ({
     description: 'Creates a contact, or overwrites the given fields of the contact with that mobile number. It is never removed from groups.',
     args: { input: t.arg({ type: SaveContactInput, required: true, description: 'The contact.' }) },
     resolve: async (_root, { input }, ctx) => {
-      const saved = await saveContact(ctx.deps, (await ctx.account()).id, { ...input, groups: input.groups?.map(String) })
+      const accountId = (await ctx.account()).id
+      const saved = await withMembershipChanges(ctx.deps, accountId, { groupIds: input.groups, mobiles: [input.mobile] }, () =>
+        saveContact(ctx.deps, accountId, { ...input, groups: input.groups?.map(String) }),
+      )
       return { contactId: saved.id, created: saved.created }
     },
   }),
@@ -205,7 +209,10 @@ builder.mutationFields((t) => ({
     type: DeletedPayload,
     description: 'Deletes a contact with its memberships and subscription history.',
     args: { id: t.arg.id({ required: true, description: 'The contact uuid.' }) },
-    resolve: async (_root, { id }, ctx) => ({ deletedId: await deleteContact(ctx.deps, (await ctx.account()).id, String(id)) }),
+    resolve: async (_root, { id }, ctx) => {
+      const accountId = (await ctx.account()).id
+      return { deletedId: await withContactRemoval(ctx.deps, accountId, String(id), () => deleteContact(ctx.deps, accountId, String(id))) }
+    },
   }),
   addContactsToGroup: t.field({
     type: AddContactsToGroupPayload,
@@ -217,7 +224,10 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { groupId, contacts }, ctx) => {
       const accountId = (await ctx.account()).id
       await findGroup(ctx.deps.db, accountId, String(groupId), { select: { id: true } })
-      return addContactsToGroup(ctx.deps, accountId, String(groupId), contacts.map((c) => ({ ...c, groups: c.groups?.map(String) })))
+      const groupIds = [String(groupId), ...contacts.flatMap((c) => c.groups ?? [])]
+      return withMembershipChanges(ctx.deps, accountId, { groupIds, mobiles: contacts.map((c) => c.mobile) }, () =>
+        addContactsToGroup(ctx.deps, accountId, String(groupId), contacts.map((c) => ({ ...c, groups: c.groups?.map(String) }))),
+      )
     },
   }),
   delistContacts: t.field({
@@ -227,6 +237,9 @@ builder.mutationFields((t) => ({
       groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
       mobiles: t.arg.stringList({ required: true, description: 'Mobile numbers, in any spelling; at most 10,000.' }),
     },
-    resolve: async (_root, { groupId, mobiles }, ctx) => delistContacts(ctx.deps, (await ctx.account()).id, String(groupId), mobiles),
+    resolve: async (_root, { groupId, mobiles }, ctx) => {
+      const accountId = (await ctx.account()).id
+      return withMembershipChanges(ctx.deps, accountId, { groupIds: [groupId], mobiles }, () => delistContacts(ctx.deps, accountId, String(groupId), mobiles))
+    },
   }),
 }))

@@ -1,6 +1,7 @@
 import { builder, type BuilderTypes } from './builder.js'
 import { DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
+import { publishGroupDeleted } from '../live/membership-events.js'
 import { createGroup, deleteGroup, findGroup, groupListOrder, groupListWhere, updateGroup } from '../messaging/groups.js'
 
 export const Group = builder.prismaObject('Group', {
@@ -124,6 +125,11 @@ builder.mutationFields((t) => ({
     type: DeletedPayload,
     description: 'Deletes the group; its contacts stay.',
     args: { id: t.arg.id({ required: true, description: 'The group uuid.' }) },
-    resolve: async (_root, { id }, ctx) => ({ deletedId: await deleteGroup(ctx.deps, (await ctx.account()).id, String(id)) }),
+    resolve: async (_root, { id }, ctx) => {
+      const accountId = (await ctx.account()).id
+      const deletedId = await deleteGroup(ctx.deps, accountId, String(id))
+      await publishGroupDeleted(ctx.deps, accountId, deletedId)
+      return { deletedId }
+    },
   }),
 }))
