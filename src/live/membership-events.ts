@@ -40,7 +40,7 @@ export async function withMembershipChanges<T>(
 ): Promise<T> {
   const groupIds = [...new Set((scope.groupIds ?? []).map(String))]
   const mobiles = [
-    ...new Set(scope.mobiles.flatMap((m) => (typeof m === 'string' && isStorableText(m) ? [normalizeMobile(m, deps.env.DEFAULT_COUNTRY)] : [])).filter((m): m is string => !!m)),
+    ...new Set(scope.mobiles.flatMap((m) => (typeof m === 'string' && m.length <= 64 && isStorableText(m) ? [normalizeMobile(m, deps.env.DEFAULT_COUNTRY)] : [])).filter((m): m is string => !!m)),
   ]
   if (!groupIds.length || !mobiles.length) return work()
   const before = new Map<string, Set<string>>()
