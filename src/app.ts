@@ -154,7 +154,12 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
         if (!request.headers.get('accept')?.includes('text/event-stream')) return yoga.fetch(bounded, { requestId })
         const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
         const admission = live.admit(keyDigest, clientAddress(request, server) ?? null)
-        if (!admission.ok) return graphqlRefusal(new AppError(admission.code, admission.message))
+        if (!admission.ok) {
+          // The contract's 429 and 503 carry Retry-After; a slot frees whenever a stream closes.
+          const refusal = graphqlRefusal(new AppError(admission.code, admission.message))
+          refusal.headers.set('Retry-After', '1')
+          return refusal
+        }
         let response: Response
         try {
           response = await yoga.fetch(bounded, { requestId })

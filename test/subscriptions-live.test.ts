@@ -26,7 +26,7 @@ async function subscribe(fetcher: (request: Request) => Promise<Response>, base:
     new Request(url, { headers: { accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) } }),
   )
   const events: SseEvent[] = []
-  const stream = { status: response.status, contentType: response.headers.get('content-type') ?? '', events, pings: 0, ended: false, body: '' }
+  const stream = { status: response.status, retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type') ?? '', events, pings: 0, ended: false, body: '' }
   let wake: (() => void) | null = null
   const notify = () => {
     wake?.()
@@ -249,6 +249,7 @@ describe.each(targets)('live subscriptions over SSE on $name', (target) => {
     for (const s of streams) expect(await s.opened()).toBe(true)
     const refused = await sub(DELIVERY, {}, a.key)
     expect(refused.status).toBe(429)
+    expect(refused.retryAfter).toBe('1')
     expect(JSON.parse(refused.body).errors[0].extensions.code).toBe('RATE_LIMITED')
     // Keep-alive every 100 ms here (SUBSCRIPTION_KEEPALIVE_MS); Yoga's own comment comes every 300 ms in tests.
     const before = streams[0]!.pings
@@ -273,6 +274,7 @@ describe.each(targets)('live subscriptions over SSE on $name', (target) => {
       expect(await t.waitFor(() => t.ended, 2000)).toBe(true)
       const late = await subscribe((r) => other.app.fetch(r), 'http://localhost', DELIVERY, {}, a.key)
       expect(late.status).toBe(503)
+      expect(late.retryAfter).toBe('1')
       expect(JSON.parse(late.body).errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE')
       expect(s.ended).toBe(false)
     } finally {
