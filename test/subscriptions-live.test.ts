@@ -213,6 +213,33 @@ describe.each(targets)('live subscriptions over SSE on $name', (target) => {
     expect(stream.events.at(-1)?.event).toBe('complete')
   })
 
+  it('an autoresponse inside the inbound SMS transaction is published after that transaction commits; a rolled-back opt-in publishes nothing', async () => {
+    const s = await kit.seed().account().group({ subscribable: true, subscriptionSim: '22124', optinCode: 'JOIN', optoutCode: 'STOP', subscriptionAutoresponse: 'Welcome' })
+    await fund(kit, s.account.id)
+    const reports = await sub(DELIVERY, {}, s.key)
+    const members = await sub(MEMBERSHIP, { g: s.group.id }, s.key)
+    expect(await reports.opened()).toBe(true)
+    expect(await members.opened()).toBe(true)
+    const joined = await kit.gql(`mutation($i: InboundSmsInput!) { receiveSms(input: $i) { autoresponse { id } } }`, { i: { to: '22124', from: mobile(), text: 'JOIN' } }, s.key)
+    // The autoresponse's SENT arrives, read from the committed message.
+    const [sent] = await reports.next(1)
+    expect(sent.data.deliveryReports).toMatchObject({ id: joined.receiveSms.autoresponse.id, status: 'SENT' })
+    expect((await members.next(1))[0].data.groupMembership.kind).toBe('JOIN')
+
+    // The autoresponse of this group cannot be sent (its SIM is no sender id): the whole opt-in rolls back.
+    const bad = await kit.seed().account().group({ subscribable: true, subscriptionSim: 'KE_22385', optinCode: 'JOIN', optoutCode: 'STOP', subscriptionAutoresponse: 'Welcome' })
+    await fund(kit, bad.account.id)
+    const badMembers = await sub(MEMBERSHIP, { g: bad.group.id }, bad.key)
+    const badReports = await sub(DELIVERY, {}, bad.key)
+    expect(await badMembers.opened()).toBe(true)
+    expect(await badReports.opened()).toBe(true)
+    const refused = await kit.graphql(`mutation($i: InboundSmsInput!) { receiveSms(input: $i) { action } }`, { i: { to: 'KE_22385', from: mobile(), text: 'JOIN' } }, bad.key)
+    expect(refused.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED')
+    await badMembers.waitFor(() => false, 500)
+    expect(badMembers.events.filter((e) => e.event === 'next')).toEqual([])
+    expect(badReports.events.filter((e) => e.event === 'next')).toEqual([])
+  })
+
   it('nowPlaying: at once, within 1 s of a management mutation, and at the slot boundary (real clock)', async () => {
     const op = await kit.seed().account('Operator')
     const now = Date.now()
