@@ -18,6 +18,7 @@ import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 import { createMetrics, type Metrics } from './metrics/create-metrics.js'
 import { graphqlMetricsPlugin } from './metrics/graphql-plugin.js'
 import { metricsEndpoint } from './metrics/metrics-endpoint.js'
+import { createLiveStreams } from './live/live-streams.js'
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
@@ -40,6 +41,8 @@ export interface App {
   fetch(request: Request, server?: ServerContext): Promise<Response>
   /** Public answers the HTTP listener may replay without calling fetch (see src/http-listener.ts). */
   microcache: Microcache
+  /** Ends every open subscription stream (shutdown: the drain would otherwise wait for them). */
+  closeStreams(): void
 }
 
 export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions): App {
@@ -95,6 +98,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
   })
   const web = createWebRoutes(restRoutes)
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
+  const live = createLiveStreams({ perKey: env.SUBSCRIPTIONS_PER_KEY, perAddress: env.SUBSCRIPTIONS_PER_IP, keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS })
   const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 
   /** The client's address: the peer of the socket, or behind a trusted proxy the hop it saw last. */
@@ -146,7 +150,28 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
           if (error instanceof AppError) return graphqlRefusal(error)
           throw error
         }
-        return yoga.fetch(bounded, { requestId })
+        // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
+        if (!request.headers.get('accept')?.includes('text/event-stream')) return yoga.fetch(bounded, { requestId })
+        const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
+        const admission = live.admit(keyDigest, clientAddress(request, server) ?? null)
+        if (!admission.ok) {
+          // The contract's 429 and 503 carry Retry-After; a slot frees whenever a stream closes.
+          const refusal = graphqlRefusal(new AppError(admission.code, admission.message))
+          refusal.headers.set('Retry-After', '1')
+          return refusal
+        }
+        let response: Response
+        try {
+          response = await yoga.fetch(bounded, { requestId })
+        } catch (error) {
+          admission.release()
+          throw error
+        }
+        if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+          admission.release()
+          return response
+        }
+        return live.track(response, admission.release)
       }
       const context = createContext(deps, request, requestId)
       const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
@@ -156,6 +181,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
 
   return {
     microcache,
+    closeStreams: () => live.closeAll(),
     async fetch(request, server) {
       const started = performance.now()
       const incoming = request.headers.get('x-request-id')

@@ -78,6 +78,12 @@ const schema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
   /** Open sockets per instance; further connections are dropped at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1024),
+  /** Live subscriptions (SSE on /graphql) open at once per API key, per instance; more are RATE_LIMITED. */
+  SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).default(20),
+  /** Live subscriptions open at once per client address, per instance; more are RATE_LIMITED. */
+  SUBSCRIPTIONS_PER_IP: z.coerce.number().int().min(1).default(50),
+  /** A comment line (`:`) is sent on an idle subscription stream this often, so proxies keep it open. */
+  SUBSCRIPTION_KEEPALIVE_MS: z.coerce.number().int().min(50).default(15_000),
   /** Serve Prometheus metrics at GET /metrics. */
   METRICS_ENABLED: bool.default(true),
   /** When set, /metrics requires `Authorization: Bearer <token>`. */

@@ -59,6 +59,8 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
     stopping = true
     logger.info({ signal, graceMs: env.SHUTDOWN_GRACE_MS, worker: workerId }, 'shutting down')
     worker?.stop()
+    // Subscription streams never end by themselves: end them now, clients reconnect elsewhere.
+    app.closeStreams()
     let code = 0
     try {
       await drain.drain(env.SHUTDOWN_GRACE_MS)

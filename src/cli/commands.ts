@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises'
 import { importChannel } from '../channel/import-channel.js'
 import { setChannelOperator } from '../channel/set-operator.js'
 import { seedDemo } from '../demo/seed-demo.js'
+import { publishChannelChanged } from '../live/channel-events.js'
 
 export interface Command {
   /** One line for the command list. */
@@ -88,6 +89,8 @@ export const commands: Record<string, Command> = {
       }
       const account = flags.account ? await existingAccount(deps, flags.account) : undefined
       const channel = await importChannel(deps, text, account)
+      // Servers on the same PostgreSQL database push the new now playing to their subscribers.
+      await publishChannelChanged(deps, channel.id)
       if (!channel.operatorAccountId) {
         io.notice(
           `channel:import: channel ${channel.slug} has no operator account, so no API key can manage it; ` +

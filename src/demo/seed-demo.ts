@@ -6,6 +6,7 @@ import { upsertContacts } from '../messaging/upsert-contacts.js'
 import { importChannel } from '../channel/import-channel.js'
 import { setChannelOperator } from '../channel/set-operator.js'
 import { DEMO_CHANNEL_SLUG, demoChannel } from './demo-channel.js'
+import { publishChannelChanged } from '../live/channel-events.js'
 
 const PEOPLE = [
   ['Wanjiru', 'Kamau'], ['Otieno', 'Odhiambo'], ['Achieng', 'Atieno'], ['Kiprop', 'Cheruiyot'],
@@ -54,6 +55,7 @@ export async function seedDemo(deps: Deps) {
   const existing = await db.channel.findUnique({ where: { slug: DEMO_CHANNEL_SLUG }, select: { id: true } })
   if (existing) await setChannelOperator(db, existing.id, account.id)
   const channel = await importChannel(deps, demoChannel(deps.clock.now()), account.id)
+  await publishChannelChanged(deps, channel.id)
   return {
     account: { uuid: account.id, name: account.name },
     apiKey,

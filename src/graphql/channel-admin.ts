@@ -4,6 +4,17 @@ import { ChannelRef } from './channel.js'
 import { importChannel } from '../channel/import-channel.js'
 import { cancelAiring, endEpisodeFeed, endLiveBroadcast, startEpisodeFeed, startLiveBroadcast } from '../channel/operate.js'
 import { findChannel } from '../channel/queries.js'
+import { publishAiringChanged, publishChannelChanged } from '../live/channel-events.js'
+
+/** Publishes channel.changed for now playing subscribers once the change is done, then answers it. */
+const announced = async <T extends { channelId: string }>(ctx: { deps: Parameters<typeof publishChannelChanged>[0] }, done: T) => {
+  await publishChannelChanged(ctx.deps, done.channelId)
+  return done
+}
+const announcedAiring = async <T extends { id: number }>(ctx: { deps: Parameters<typeof publishAiringChanged>[0] }, done: T) => {
+  await publishAiringChanged(ctx.deps, done.id)
+  return done
+}
 
 const LiveBroadcastRef = builder.objectRef<{ id: number; title: string; description: string; location: string; startedAt: Date; endedAt: Date | null }>('LiveBroadcast').implement({
   description: 'An unscheduled live broadcast: while it runs it interrupts the playlist in now playing.',
@@ -34,6 +45,7 @@ builder.mutationFields((t) => ({
     args: { document: t.arg.string({ required: true, description: 'The import document as JSON text.' }) },
     resolve: async (_root, { document }, ctx) => {
       const channel = await importChannel(ctx.deps, document, (await ctx.account()).id)
+      await publishChannelChanged(ctx.deps, channel.id)
       return findChannel(ctx.deps.db, channel.id, false)
     },
   }),
@@ -46,30 +58,30 @@ builder.mutationFields((t) => ({
       description: t.arg.string({ description: 'Description, at most 2,000 characters.' }),
       location: t.arg.string({ description: 'Where it comes from, at most 200 characters.' }),
     },
-    resolve: async (_root, { channel, ...input }, ctx) => startLiveBroadcast(ctx.deps, (await ctx.account()).id, channel, input),
+    resolve: async (_root, { channel, ...input }, ctx) => announced(ctx, await startLiveBroadcast(ctx.deps, (await ctx.account()).id, channel, input)),
   }),
   endLiveBroadcast: t.field({
     type: LiveBroadcastRef,
     description: 'Ends a live broadcast.',
     args: { id: t.arg.int({ required: true, description: 'The live broadcast id.' }) },
-    resolve: async (_root, { id }, ctx) => endLiveBroadcast(ctx.deps, (await ctx.account()).id, id),
+    resolve: async (_root, { id }, ctx) => announced(ctx, await endLiveBroadcast(ctx.deps, (await ctx.account()).id, id)),
   }),
   startEpisodeFeed: t.field({
     type: AiringFeedRef,
     description: 'A live episode’s feed arrived for this airing.',
     args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
-    resolve: async (_root, { airingId }, ctx) => startEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId),
+    resolve: async (_root, { airingId }, ctx) => announcedAiring(ctx, await startEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId)),
   }),
   endEpisodeFeed: t.field({
     type: AiringFeedRef,
     description: "A live episode's feed ended for this airing.",
     args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
-    resolve: async (_root, { airingId }, ctx) => endEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId),
+    resolve: async (_root, { airingId }, ctx) => announcedAiring(ctx, await endEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId)),
   }),
   cancelAiring: t.field({
     type: AiringFeedRef,
     description: 'Cancels one airing; it stays listed with state CANCELLED.',
     args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
-    resolve: async (_root, { airingId }, ctx) => cancelAiring(ctx.deps, (await ctx.account()).id, airingId),
+    resolve: async (_root, { airingId }, ctx) => announcedAiring(ctx, await cancelAiring(ctx.deps, (await ctx.account()).id, airingId)),
   }),
 }))

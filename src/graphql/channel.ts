@@ -112,7 +112,7 @@ const CurrentVideoRef = builder.objectRef<CurrentVideo>('CurrentVideo').implemen
   }),
 })
 
-const NowPlayingRef = builder.objectRef<NowPlaying>('NowPlaying').implement({
+export const NowPlayingRef = builder.objectRef<NowPlaying>('NowPlaying').implement({
   description: "The channel's now playing answer (REST /channels/{uuid}/status).",
   fields: (t) => ({
     channelName: t.exposeString('channelName', { description: "The channel's name." }),

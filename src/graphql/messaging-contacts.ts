@@ -1,3 +1,4 @@
+import { withContactRemoval, withMembershipChanges } from '../live/membership-events.js'
 import { builder } from './builder.js'
 import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { queryFromInfo } from '@pothos/plugin-prisma'
@@ -227,7 +228,10 @@ builder.mutationFields((t) => ({
     description: 'Creates a contact, or overwrites the given fields of the contact with that mobile number. It is never removed from groups.',
     args: { input: t.arg({ type: SaveContactInput, required: true, description: 'The contact.' }) },
     resolve: async (_root, { input }, ctx) => {
-      const saved = await saveContact(ctx.deps, (await ctx.account()).id, { ...input, groups: input.groups?.map(String) })
+      const accountId = (await ctx.account()).id
+      const saved = await withMembershipChanges(ctx.deps, accountId, { groupIds: input.groups, mobiles: [input.mobile] }, () =>
+        saveContact(ctx.deps, accountId, { ...input, groups: input.groups?.map(String) }),
+      )
       return { contactId: saved.id, created: saved.created }
     },
   }),
@@ -235,7 +239,10 @@ builder.mutationFields((t) => ({
     type: DeletedPayload,
     description: 'Deletes a contact with its memberships and subscription history.',
     args: { id: t.arg.id({ required: true, description: 'The contact uuid.' }) },
-    resolve: async (_root, { id }, ctx) => ({ deletedId: await deleteContact(ctx.deps, (await ctx.account()).id, String(id)) }),
+    resolve: async (_root, { id }, ctx) => {
+      const accountId = (await ctx.account()).id
+      return { deletedId: await withContactRemoval(ctx.deps, accountId, String(id), () => deleteContact(ctx.deps, accountId, String(id))) }
+    },
   }),
   addContactsToGroup: t.field({
     type: AddContactsToGroupPayload,
@@ -244,8 +251,13 @@ builder.mutationFields((t) => ({
       groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
       contacts: t.arg({ type: [SaveContactInput], required: true, description: 'The contacts; one bad item fails the whole request.' }),
     },
-    resolve: async (_root, { groupId, contacts }, ctx) =>
-      addContactsToGroup(ctx.deps, (await ctx.account()).id, String(groupId), contacts.map((c) => ({ ...c, groups: c.groups?.map(String) }))),
+    resolve: async (_root, { groupId, contacts }, ctx) => {
+      const accountId = (await ctx.account()).id
+      const groupIds = [String(groupId), ...contacts.flatMap((c) => c.groups ?? [])]
+      return withMembershipChanges(ctx.deps, accountId, { groupIds, mobiles: contacts.map((c) => c.mobile) }, () =>
+        addContactsToGroup(ctx.deps, accountId, String(groupId), contacts.map((c) => ({ ...c, groups: c.groups?.map(String) }))),
+      )
+    },
   }),
   delistContacts: t.field({
     type: DelistContactsPayload,
@@ -254,6 +266,9 @@ builder.mutationFields((t) => ({
       groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
       mobiles: t.arg.stringList({ required: true, description: 'Mobile numbers, in any spelling; at most 10,000.' }),
     },
-    resolve: async (_root, { groupId, mobiles }, ctx) => delistContacts(ctx.deps, (await ctx.account()).id, String(groupId), mobiles),
+    resolve: async (_root, { groupId, mobiles }, ctx) => {
+      const accountId = (await ctx.account()).id
+      return withMembershipChanges(ctx.deps, accountId, { groupIds: [groupId], mobiles }, () => delistContacts(ctx.deps, accountId, String(groupId), mobiles))
+    },
   }),
 }))

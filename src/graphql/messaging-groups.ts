@@ -4,6 +4,7 @@ import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
 import type { Group as GroupRow } from '../generated/sqlite/client.js'
 import { GROUP_LIST_COLUMNS, createGroup, deleteGroup, findGroup, listGroups, updateGroup } from '../messaging/groups.js'
 import type { Context } from './context.js'
+import { publishGroupDeleted } from '../live/membership-events.js'
 
 export const Group = builder.prismaObject('Group', {
   description: 'A contact group. Subscribable groups take SMS opt-in and opt-out codes on a hosted SIM.',
@@ -131,6 +132,11 @@ builder.mutationFields((t) => ({
     type: DeletedPayload,
     description: 'Deletes the group; its contacts stay.',
     args: { id: t.arg.id({ required: true, description: 'The group uuid.' }) },
-    resolve: async (_root, { id }, ctx) => ({ deletedId: await deleteGroup(ctx.deps, (await ctx.account()).id, String(id)) }),
+    resolve: async (_root, { id }, ctx) => {
+      const accountId = (await ctx.account()).id
+      const deletedId = await deleteGroup(ctx.deps, accountId, String(id))
+      await publishGroupDeleted(ctx.deps, accountId, deletedId)
+      return { deletedId }
+    },
   }),
 }))

@@ -8,6 +8,7 @@ import './webhooks.js'
 import './subscriptions.js'
 import './channel.js'
 import './channel-admin.js'
+import './live.js'
 
 // Pothos' toSchema takes no schema description, so it is added to the built schema's config.
 const description = [

@@ -1,13 +1,14 @@
 import type { Deps } from '../deps.js'
 import { applyStatusChange } from './record-status.js'
 import { mapCarrierStatus } from './delivery-status.js'
+import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 
 /**
  * Applies carrier events that have come due (the sandbox's delayed reports). Claimed with a lease
  * so that several instances never apply one twice; a claim left by a dead process is taken over
  * when its lease runs out.
  */
-export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'env'>, owner: string, limit = 500): Promise<number> {
+export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'env'> & Partial<Pick<Deps, 'events' | 'logger'>>, owner: string, limit = 500): Promise<number> {
   const { db } = deps
   const now = deps.clock.now()
   const due = { dueAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
@@ -20,6 +21,7 @@ export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'e
   })
   const claimed = await db.scheduledCarrierEvent.findMany({ where: { leaseOwner: token } })
   for (const event of claimed) {
+    const changes = statusChanges()
     // Applying the report and removing the event are one transaction: a crash between the two
     // would otherwise apply the report again after the lease (a second status row and webhook).
     await db
@@ -32,8 +34,9 @@ export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'e
           carrierErrorCode: event.errorCode,
           mccmnc: event.mccmnc,
           at: deps.clock.now(),
-        })
+        }, changes)
       })
+      .then(() => publishStatusChanges(deps, changes))
       // The message is gone (account deleted): the event has nothing left to report.
       .catch(() => db.scheduledCarrierEvent.deleteMany({ where: { id: event.id } }))
   }

@@ -5,6 +5,8 @@ import { notFound, validationError } from '../errors.js'
 import { textProblem } from '../messaging/input-rules.js'
 import { isFinal, mapCarrierStatus, type DeliveryStatus } from './delivery-status.js'
 import { deliveryReport } from './delivery-report.js'
+import { publishStatusChanges, statusChanges } from '../live/status-events.js'
+import type { StatusEvent } from '../live/topics.js'
 
 export interface StatusChange {
   status: DeliveryStatus
@@ -21,9 +23,10 @@ export const newWebhookId = () => `msg_${randomUUID().replace(/-/g, '')}`
  * an active webhook, writes the delivery to the outbox: all in the caller's transaction.
  * A non-final status arriving after a final one is ignored (late ENROUTE after DELIVRD), and so is
  * any carrier report on a message whose credits were refunded.
- * Returns false when ignored.
+ * Returns false when ignored. An applied change is appended to `changes`, which the caller
+ * publishes once its transaction has committed (src/live/status-events.ts).
  */
-export async function applyStatusChange(tx: Tx, messageId: string, change: StatusChange): Promise<boolean> {
+export async function applyStatusChange(tx: Tx, messageId: string, change: StatusChange, changes?: StatusEvent[]): Promise<boolean> {
   const current = await tx.message.findUnique({
     where: { id: messageId },
     select: {
@@ -59,6 +62,7 @@ export async function applyStatusChange(tx: Tx, messageId: string, change: Statu
       createdAt: change.at,
     },
   })
+  changes?.push({ accountId: message.accountId, messageId, status: change.status })
   const webhook = current.account.webhook
   if (webhook && !webhook.disabledAt) {
     await tx.webhookDelivery.create({
@@ -88,7 +92,8 @@ export interface CarrierReport {
 }
 
 /** The connector entry point for status changes. `accountId` scopes the lookup when given. */
-export async function recordCarrierStatus({ db, clock }: Pick<Deps, 'db' | 'clock'>, report: CarrierReport, accountId?: string) {
+export async function recordCarrierStatus(deps: Pick<Deps, 'db' | 'clock'> & Partial<Pick<Deps, 'events' | 'logger'>>, report: CarrierReport, accountId?: string) {
+  const { db, clock } = deps
   // Text no database can store or compare (NUL, lone surrogates) is refused before any query.
   const details = (['messageId', 'gateway', 'gatewayMessageId', 'status', 'errorCode', 'mccmnc'] as const).flatMap((field) => {
     const problem = typeof report[field] === 'string' ? textProblem(report[field]) : null
@@ -99,7 +104,8 @@ export async function recordCarrierStatus({ db, clock }: Pick<Deps, 'db' | 'cloc
   const where = report.messageId
     ? { id: report.messageId }
     : { gateway: report.gateway ?? '', gatewayMessageId: report.gatewayMessageId ?? '' }
-  return db.$transaction(async (tx) => {
+  const changes = statusChanges()
+  const result = await db.$transaction(async (tx) => {
     const message = await tx.message.findFirst({ where: { ...where, ...(accountId ? { accountId } : {}) }, select: { id: true } })
     if (!message) throw notFound('Message')
     const applied = await applyStatusChange(tx, message.id, {
@@ -108,7 +114,9 @@ export async function recordCarrierStatus({ db, clock }: Pick<Deps, 'db' | 'cloc
       carrierErrorCode: report.errorCode ?? null,
       mccmnc: report.mccmnc,
       at: report.at ?? clock.now(),
-    })
+    }, changes)
     return { messageId: message.id, status, applied }
   })
+  await publishStatusChanges(deps, changes)
+  return result
 }

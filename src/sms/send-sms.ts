@@ -6,6 +6,7 @@ import { InputRules } from '../messaging/input-rules.js'
 import { MAX_PAGES, segment } from './encoding.js'
 import { applyStatusChange } from './record-status.js'
 import { leaseToken, submitHeld } from './submit-sms.js'
+import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 
 export interface SendSmsInput {
   to: string
@@ -36,7 +37,7 @@ export type SendSmsStatus = 'SENT' | 'PENDING' | 'FAILED' | 'NOCREDT' | (string 
  * deadline the credits go back exactly once. Returns the message id (the report reference).
  */
 export async function sendSms(
-  deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'>,
+  deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>,
   accountId: string,
   input: SendSmsInput,
   options: SendSmsOptions = {},
@@ -67,6 +68,7 @@ export async function sendSms(
   const id = randomUUID()
   const token = leaseToken('send', now)
   let created: { paid: boolean }
+  const changes = statusChanges()
   try {
     created = await db.$transaction(async (tx) => {
       const account = await tx.account.findUniqueOrThrow({ where: { id: accountId }, select: { pricePerPage: true, name: true } })
@@ -96,7 +98,7 @@ export async function sendSms(
       })
       await tx.messageStatusUpdate.create({ data: { messageId: id, status: 'PENDING', createdAt: now } })
       if (!paid) {
-        await applyStatusChange(tx, id, { status: 'NOCREDT', at: now })
+        await applyStatusChange(tx, id, { status: 'NOCREDT', at: now }, changes)
         return { paid: false }
       }
       // Held by this request for the in-process submit below; the sweeper takes it over only
@@ -122,6 +124,7 @@ export async function sendSms(
     }
     throw error
   }
+  await publishStatusChanges(deps, changes)
   if (!created.paid) return { id, status: 'NOCREDT' }
 
   try {

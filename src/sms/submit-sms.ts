@@ -1,8 +1,9 @@
 import type { Deps } from '../deps.js'
 import { TransientGatewayError } from './gateway.js'
 import { applyStatusChange } from './record-status.js'
+import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 
-type SubmitDeps = Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'>
+type SubmitDeps = Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>
 
 /** Backoff between submit attempts: 1 s, 2 s, 4 s ... capped at a minute (the deadline ends it). */
 export const submitBackoffMs = (attempts: number) => Math.min(60_000, 1000 * 2 ** Math.max(0, attempts - 1))
@@ -47,7 +48,8 @@ export async function submitHeld(deps: SubmitDeps, messageId: string, token: str
     deps.logger.warn({ err: error, messageId, gateway: gateway.name }, 'gateway refused a message')
     return (await refundSubmission(deps, messageId, { token, code: 'SUBMIT', reason })) ? 'FAILED' : 'LOST'
   }
-  return db.$transaction(async (tx) => {
+  const changes = statusChanges()
+  const outcome = await db.$transaction(async (tx) => {
     const now = deps.clock.now()
     const { count } = await tx.smsSubmission.updateMany({
       where: held,
@@ -56,9 +58,11 @@ export async function submitHeld(deps: SubmitDeps, messageId: string, token: str
     if (!count) return 'LOST' as const
     await tx.message.update({ where: { id: messageId }, data: { gatewayMessageId: accepted.gatewayMessageId } })
     // Ignored when the carrier's final report was applied first (resubmission after a crash).
-    await applyStatusChange(tx, messageId, { status: 'SENT', mccmnc: accepted.mccmnc, at: now })
+    await applyStatusChange(tx, messageId, { status: 'SENT', mccmnc: accepted.mccmnc, at: now }, changes)
     return 'SENT' as const
   })
+  await publishStatusChanges(deps, changes)
+  return outcome
 }
 
 /**
@@ -68,11 +72,12 @@ export async function submitHeld(deps: SubmitDeps, messageId: string, token: str
  * Returns false when someone else finished the submission first.
  */
 export async function refundSubmission(
-  deps: Pick<Deps, 'db' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'clock'> & Partial<Pick<Deps, 'events' | 'logger'>>,
   messageId: string,
   { token, code, reason }: { token: string; code: string; reason: string },
 ): Promise<boolean> {
-  return deps.db.$transaction(async (tx) => {
+  const changes = statusChanges()
+  const refunded = await deps.db.$transaction(async (tx) => {
     const now = deps.clock.now()
     const { count } = await tx.smsSubmission.updateMany({
       where: { messageId, state: 'pending', leaseOwner: token },
@@ -82,9 +87,11 @@ export async function refundSubmission(
     const message = await tx.message.findUniqueOrThrow({ where: { id: messageId }, select: { accountId: true, creditsDeducted: true } })
     await tx.account.update({ where: { id: message.accountId }, data: { creditBalance: { increment: message.creditsDeducted } } })
     await tx.message.update({ where: { id: messageId }, data: { creditsDeducted: 0n } })
-    await applyStatusChange(tx, messageId, { status: 'FAILED', carrierErrorCode: code, at: now })
+    await applyStatusChange(tx, messageId, { status: 'FAILED', carrierErrorCode: code, at: now }, changes)
     return true
   })
+  await publishStatusChanges(deps, changes)
+  return refunded
 }
 
 /**

@@ -5,6 +5,7 @@ import { InputRules } from '../messaging/input-rules.js'
 import { sendSms } from '../sms/send-sms.js'
 import { contactKeys } from '../messaging/contacts.js'
 import type { Db, Tx } from '../db/client.js'
+import { deferredEvents, publishQuietly, TOPIC, type MembershipEvent } from '../live/topics.js'
 
 export interface InboundSms {
   /** The hosted SIM (number or short code) the text was sent to. */
@@ -21,7 +22,7 @@ export type InboundAction = 'SUBSCRIBED' | 'UNSUBSCRIBED' | 'IGNORED'
  * new; its opt-out code unsubscribes. The group's autoresponse goes back as an SMS with its own
  * delivery report. Anything else is ignored.
  */
-export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'>, accountId: string, input: InboundSms) {
+export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>, accountId: string, input: InboundSms) {
   const rules = new InputRules()
   const to = rules.required('to', input.to, 64)
   const rawFrom = rules.required('from', input.from, 64)
@@ -43,7 +44,8 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
   // One transaction for the subscription and its autoresponse: an autoresponse that cannot be sent
   // (say the group's SIM is not a valid sender id) is a 422 that must leave no contact, membership or
   // event behind. sendSms runs on the transaction; its own transactions join this one.
-  return deps.db.$transaction(
+  const later = deferredEvents(deps)
+  const result = await deps.db.$transaction(
     async (tx) => {
       let contact = await tx.contact.findUnique({ where: { accountId_mobile: { accountId, mobile: from } }, select: { id: true } })
       if (contact || joining) {
@@ -63,7 +65,7 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
       }
       let autoresponseId: string | null = null
       if (reply) {
-        const sent = await sendSms({ ...deps, db: onTransaction(tx) }, accountId, { to: from, message: reply, sender: match.group.subscriptionSim })
+        const sent = await sendSms({ ...deps, db: onTransaction(tx), events: later.events }, accountId, { to: from, message: reply, sender: match.group.subscriptionSim })
         autoresponseId = sent.id
       }
       return {
@@ -76,6 +78,13 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
     // The gateway submission happens inside: give it more than Prisma's 5 s default.
     { timeout: 15_000 },
   )
+  // Committed: the live subscriptions hear of the join or leave and of the autoresponse's status.
+  if (result.contactId) {
+    const event: MembershipEvent = { accountId, groupId: match.groupId, kind: joining ? 'join' : 'leave', via: 'sms', contactIds: [result.contactId], count: 1, at: now.toISOString() }
+    await publishQuietly(deps, TOPIC.groupMembership, event)
+  }
+  await later.flush()
+  return result
 }
 
 /** A client whose $transaction runs on an open transaction, so nested work commits or rolls back with it. */

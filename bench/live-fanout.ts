@@ -1,0 +1,58 @@
+// npm run bench -- live-fanout
+// nowPlaying over SSE: N subscribers on one channel (real HTTP server, loopback), then one
+// startLiveBroadcast; prints how long each subscriber waited for the new answer. One schedule per
+// channel and instance computes it once and fans it out. SUBSCRIBERS=200 by default.
+import { loadavg } from 'node:os'
+import { startBench } from './harness.js'
+import { createAccount } from '../src/accounts/create-account.js'
+
+const subscribers = Number(process.env.SUBSCRIBERS ?? 200)
+const bench = await startBench({ SUBSCRIPTIONS_PER_IP: String(subscribers + 10), SUBSCRIPTIONS_PER_KEY: String(subscribers + 10), RATE_LIMIT_ANONYMOUS_PER_SECOND: '0' })
+const { apiKey } = await createAccount(bench.deps, { name: 'Bench' })
+const gql = async (query: string, variables: Record<string, unknown>) => {
+  const response = await fetch(`${bench.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ query, variables }),
+  })
+  const body = (await response.json()) as { errors?: unknown }
+  if (body.errors) throw new Error(JSON.stringify(body.errors))
+}
+await gql(`mutation($d: String!) { importChannel(document: $d) { id } }`, { d: JSON.stringify({ channel: { slug: 'bench-live', name: 'Bench', timezone: 'UTC' } }) })
+
+const query = encodeURIComponent('subscription { nowPlaying(channel: "bench-live") { isLive currentVideo { name } } }')
+const streams = await Promise.all(
+  Array.from({ length: subscribers }, async () => {
+    const response = await fetch(`${bench.baseUrl}/graphql?query=${query}`, { headers: { accept: 'text/event-stream' } })
+    if (response.status !== 200) throw new Error(`subscribe answered ${response.status}: ${await response.text()}`)
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    const waits: { count: number; resolve: (at: number) => void }[] = []
+    void (async () => {
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }))
+        if (done) return
+        text += decoder.decode(value, { stream: true })
+        const count = text.split('event: next').length - 1
+        for (const w of waits.splice(0)) (count >= w.count ? w.resolve(performance.now()) : waits.push(w))
+      }
+    })()
+    return {
+      nth: (count: number) =>
+        new Promise<number>((resolve) => (text.split('event: next').length - 1 >= count ? resolve(performance.now()) : waits.push({ count, resolve }))),
+      close: () => reader.cancel().catch(() => undefined),
+    }
+  }),
+)
+await Promise.all(streams.map((s) => s.nth(1)))
+const started = performance.now()
+await gql(`mutation { startLiveBroadcast(channel: "bench-live", title: "Now") { id } }`, {})
+const latencies = (await Promise.all(streams.map((s) => s.nth(2)))).map((at) => at - started).sort((a, b) => a - b)
+const pick = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1)
+console.log(`| subscribers | p50 ms | p99 ms | max ms | load average |`)
+console.log(`|---:|---:|---:|---:|---|`)
+console.log(`| ${subscribers} | ${pick(0.5)} | ${pick(0.99)} | ${latencies.at(-1)!.toFixed(1)} | ${loadavg().map((l) => l.toFixed(2)).join(' ')} |`)
+await Promise.all(streams.map((s) => s.close()))
+await bench.close()
+process.exit(0)
