@@ -23,7 +23,7 @@ const inputs = Array.from({ length: 200 }, (_, i) => ({ mobile: `+2547${String(1
 for (const { group } of groups) await upsertContacts(deps, account.id, parseContacts(inputs, 'KE'), group.id)
 
 const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-  env: { ...process.env, DATABASE_URL: deps.env.DATABASE_URL, PORT: '0', LOG_LEVEL: 'info', WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0' },
+  env: { ...process.env, DATABASE_URL: deps.env.DATABASE_URL, PORT: '0', LOG_LEVEL: 'info', WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0' },
   stdio: ['ignore', 'pipe', 'inherit'],
 })
 let out = ''
