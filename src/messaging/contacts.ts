@@ -5,34 +5,6 @@ import { EMAIL_PATTERN, InputRules, LIMITS, isStorableText, textProblem } from '
 import { normalizeMobile } from './mobile.js'
 import { searchKey } from './search-text.js'
 
-/** Every column of a contact row, in one fixed order: the bulk writes and the list reads use it. */
-export const CONTACT_COLUMNS = [
-  'id',
-  'accountId',
-  'mobile',
-  'firstName',
-  'familyName',
-  'otherNames',
-  'email',
-  'gender',
-  'organization',
-  'whatsappNumber',
-  'viberNumber',
-  'skypeId',
-  'facebook',
-  'twitter',
-  'linkedin',
-  'groupme',
-  'wechat',
-  'youtube',
-  'firstNameKey',
-  'familyNameKey',
-  'searchText',
-  'createdAt',
-  'updatedAt',
-] as const
-export type ContactColumn = (typeof CONTACT_COLUMNS)[number]
-
 const OPTIONAL_TEXT_FIELDS = [
   'otherNames',
   'organization',
@@ -46,6 +18,24 @@ const OPTIONAL_TEXT_FIELDS = [
   'wechat',
   'youtube',
 ] as const
+
+/** Every column of a contact row, in one fixed order: the bulk writes and the list reads use it. */
+export const CONTACT_COLUMNS = [
+  'id',
+  'accountId',
+  'mobile',
+  'firstName',
+  'familyName',
+  'email',
+  'gender',
+  ...OPTIONAL_TEXT_FIELDS,
+  'firstNameKey',
+  'familyNameKey',
+  'searchText',
+  'createdAt',
+  'updatedAt',
+] as const
+export type ContactColumn = (typeof CONTACT_COLUMNS)[number]
 
 export interface ContactInput {
   mobile?: string | null
