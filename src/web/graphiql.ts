@@ -7,8 +7,9 @@ export const GRAPHIQL_HEADERS = JSON.stringify({ Authorization: 'Bearer <your AP
 export const GRAPHIQL_DEFAULT_QUERY = `# sms-channel-gateway GraphQL API
 #
 # Messaging data needs an API key: put yours in place of
-# <your API key> in the Headers tab below. Create one with
-#   npm run cli -- account:create --name "Acme"
+# <your API key> in the Headers tab below. Get one, with demo
+# data and the live demo-tv channel, from
+#   npm run cli -- demo:seed
 # Channel data is public. REST reference: /api/docs
 
 query Overview {
@@ -21,7 +22,7 @@ query Overview {
   }
 }
 
-query NowPlaying($channel: String! = "city-tv") {
+query NowPlaying($channel: String! = "demo-tv") {
   channel(id: $channel) {
     name
     timezone
