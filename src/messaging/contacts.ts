@@ -5,7 +5,7 @@ import { EMAIL_PATTERN, InputRules, LIMITS, isStorableText, textProblem } from '
 import { normalizeMobile } from './mobile.js'
 import { searchKey } from './search-text.js'
 
-const OPTIONAL_TEXT_FIELDS = [
+export const OPTIONAL_TEXT_FIELDS = [
   'otherNames',
   'organization',
   'whatsappNumber',

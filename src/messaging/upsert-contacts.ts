@@ -6,7 +6,7 @@ import { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../errors.js'
 import { isStorableText } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
-import { CONTACT_COLUMNS, MAX_CONTACTS_PER_REQUEST, contactKeys, type ContactColumn, parseContact, parseContacts, type ContactInput, type ParsedContact } from './contacts.js'
+import { CONTACT_COLUMNS, MAX_CONTACTS_PER_REQUEST, OPTIONAL_TEXT_FIELDS, contactKeys, type ContactColumn, parseContact, parseContacts, type ContactInput, type ParsedContact } from './contacts.js'
 
 const COLUMNS = CONTACT_COLUMNS
 type Column = ContactColumn
@@ -169,18 +169,8 @@ async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, 
 const EMPTY_FIELDS = {
   familyName: '',
   gender: '',
-  otherNames: null,
   email: null,
-  organization: null,
-  whatsappNumber: null,
-  viberNumber: null,
-  skypeId: null,
-  facebook: null,
-  twitter: null,
-  linkedin: null,
-  groupme: null,
-  wechat: null,
-  youtube: null,
+  ...Object.fromEntries(OPTIONAL_TEXT_FIELDS.map((field) => [field, null])),
 }
 
 /**
