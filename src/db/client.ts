@@ -1,10 +1,10 @@
-import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3'
 import { PrismaPg } from '@prisma/adapter-pg'
 import pg from 'pg'
 import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/client.js'
 import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
+import { CachingPrismaBetterSQLite3 } from './sqlite-statement-cache.js'
 import { parseEnv, type Env } from '../env.js'
 
 /**
@@ -67,7 +67,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const transactionOptions = { timeout: timeouts.transactionMs, maxWait: timeouts.connectMs }
   let prisma: Db
   if (target.kind === 'sqlite') {
-    const adapter = new PrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
+    // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
+    const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
     prisma = new SqliteClient({ adapter, log, transactionOptions })
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')

@@ -1,0 +1,77 @@
+import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
+
+type SqlDriverAdapter = Awaited<ReturnType<PrismaBetterSQLite3['connect']>>
+
+/** Distinct SQL texts kept prepared per connection; the service sends a few dozen. */
+export const STATEMENT_CACHE_SIZE = 256
+
+/**
+ * Prisma's better-sqlite3 adapter prepares every statement again on every call
+ * (`client.prepare(sql).bind(args)`), and preparing a list page costs as much as running it. This
+ * factory hands the adapter a connection whose `prepare` answers from a per-connection cache of
+ * compiled statements, least recently used out past `size`.
+ *
+ * A better-sqlite3 statement can be bound only once, so the cache returns a small view that keeps
+ * the arguments and passes them on each call, with the members the adapter uses: `bind`, `reader`,
+ * `run`, `columns`, `raw().all()`. Statements stay valid across schema changes (SQLite recompiles
+ * a prepared statement whose schema changed), and a connection runs one statement at a time.
+ */
+export class CachingPrismaBetterSQLite3 extends PrismaBetterSQLite3 {
+  constructor(
+    config: ConstructorParameters<typeof PrismaBetterSQLite3>[0],
+    private readonly size = STATEMENT_CACHE_SIZE,
+  ) {
+    super(config)
+  }
+
+  override async connect(): Promise<SqlDriverAdapter> {
+    const adapter = await super.connect()
+    cachePreparedStatements((adapter as unknown as { client: BetterSqlite3.Database }).client, this.size)
+    return adapter
+  }
+}
+
+type Args = unknown[]
+
+class BoundStatement {
+  private args: Args = []
+  constructor(private readonly statement: BetterSqlite3.Statement) {}
+  get reader() {
+    return this.statement.reader
+  }
+  bind(args: Args) {
+    this.args = args
+    return this
+  }
+  run() {
+    return this.statement.run(this.args)
+  }
+  columns() {
+    return this.statement.columns()
+  }
+  raw() {
+    this.statement.raw(true)
+    return { all: () => this.statement.all(this.args) as unknown[] }
+  }
+}
+
+/** Replaces `db.prepare` with a cached one (see CachingPrismaBetterSQLite3); returns the cache for tests. */
+export function cachePreparedStatements(db: BetterSqlite3.Database, size = STATEMENT_CACHE_SIZE) {
+  const prepare = db.prepare.bind(db)
+  const cache = new Map<string, BetterSqlite3.Statement>()
+  const cached = (sql: string) => {
+    let statement = cache.get(sql)
+    if (statement) {
+      // Map order is insertion order: re-inserting marks it the most recently used.
+      cache.delete(sql)
+    } else {
+      statement = prepare(sql)
+      if (cache.size >= size) cache.delete(cache.keys().next().value!)
+    }
+    cache.set(sql, statement)
+    return new BoundStatement(statement)
+  }
+  ;(db as unknown as { prepare: typeof cached }).prepare = cached
+  return cache
+}
