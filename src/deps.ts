@@ -28,8 +28,13 @@ export interface Deps {
   apiKeyCache: ApiKeyCache
 }
 
-/** 30 s where revocations reach every process (PostgreSQL); off on SQLite unless configured. */
-const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 0 } as const
+/**
+ * 30 s where revocations reach every process (PostgreSQL LISTEN/NOTIFY). On SQLite events stay in
+ * their process, so a revocation by another process (the CLI, a second server on the same file)
+ * reaches a running server only when its entry expires: 750 ms, so a revoked key stops working
+ * within 1 s including the request that finds out.
+ */
+export const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 750 } as const
 
 /**
  * The one place Deps are assembled: server, CLI, tests and benchmarks pass overrides only.

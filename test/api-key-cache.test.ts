@@ -223,3 +223,38 @@ describe.runIf(postgres)('API key revocation across instances on PostgreSQL', ()
     expect((await b.rest('GET', '/api/contacts', { key: other.key })).status).toBe(200)
   })
 })
+
+const sqlite = targets.find((t) => t.name === 'sqlite')!
+
+describe('API key cache on SQLite as shipped (no API_KEY_CACHE_MS)', () => {
+  const kit = useKit(sqlite)
+
+  it('defaults to 750 ms, so under load the key is looked up about once a second or two', async () => {
+    const s = await kit.seed().account()
+    expect((await statementsOf(kit, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toHaveLength(1)
+    expect((await statementsOf(kit, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    expect((await statementsOf(kit, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toHaveLength(1)
+  })
+
+  it('refuses a key revoked by the CLI (another process, which it cannot hear) within 1 s of the commit', async () => {
+    const s = await kit.seed().account()
+    expect((await kit.rest('GET', '/api/contacts', { key: s.key })).status).toBe(200)
+    expect((await statementsOf(kit, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
+    const polling = (async () => {
+      const since = performance.now()
+      const sinceWall = Date.now()
+      const ms = await msUntilRefused(kit, s.key, since, 60_000)
+      return { refusedAt: sinceWall + ms }
+    })()
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'apikey:revoke', '--key', s.key.slice(0, 15)], {
+      env: { ...process.env, DATABASE_URL: kit.url },
+    })
+    const revokedAt = Date.parse(JSON.parse(stdout).revokedAt)
+    const { refusedAt } = await polling
+    const delay = refusedAt - revokedAt
+    console.log(`SQLite: revocation by the CLI refused ${delay} ms after its revokedAt`)
+    expect(Number.isFinite(delay)).toBe(true)
+    expect(delay).toBeLessThan(1000)
+  }, 60_000)
+})

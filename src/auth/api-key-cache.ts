@@ -85,9 +85,11 @@ export function createApiKeyCache({ db, events, ttlMs, maxEntries = 10_000, now 
       }
       if (cached) remove(digest)
       const before = invalidations
+      // The entry ages from before the lookup: its answer can be no older than ttlMs when it expires.
+      const lookedUpAt = now()
       const account = await authenticateApiKey(db, apiKey)
       if (before === invalidations && events.isLive()) {
-        entries.set(digest, { account, prefix, expiresAt: now() + ttlMs })
+        entries.set(digest, { account, prefix, expiresAt: lookedUpAt + ttlMs })
         byPrefix.set(prefix, digest)
         if (entries.size > maxEntries) remove(entries.keys().next().value!)
       }
