@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core'
 import PrismaPlugin from '@pothos/plugin-prisma'
+import ExposedColumnsPlugin from './plugins/exposed-columns.js'
 import type PrismaTypes from '../generated/pothos-types.js'
 import { getDatamodel } from '../generated/pothos-types.js'
 import type { Context } from './context.js'
@@ -12,7 +13,8 @@ export const builder = new SchemaBuilder<{
     DateTime: { Input: Date; Output: Date }
   }
 }>({
-  plugins: [PrismaPlugin],
+  // ExposedColumnsPlugin first: its resolver wraps the Prisma plugin's (src/graphql/plugins/).
+  plugins: [ExposedColumnsPlugin, PrismaPlugin],
   defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.deps.db,
