@@ -2,7 +2,8 @@
 // past the middle, the statement reads the reversed order and puts the rows back. Every page of
 // every list must still be exactly Prisma's own findMany (contactListWhere + contactListOrder with
 // skip/take) and its count, whichever end it came from, including the short last page, the pages
-// past the end, and lists of 0 to 3 contacts.
+// past the end, and lists of 0 to 3 contacts. A group's list keeps the forward walk; its pages are
+// compared the same way.
 import { beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
@@ -99,7 +100,7 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     await expectEveryPage(list, 7)
   })
 
-  it.runIf(target.name === 'postgresql')('walks the index from the nearer end and never starts the other walk', async () => {
+  it.runIf(target.name === 'postgresql')('walks the account’s index from the nearer end and never starts the other walk; a group walks forward', async () => {
     /** The Contact scans under one UNION ALL branch of the plan (its subquery alias): rows read and times started. */
     function scans(plan: PlanNode, alias: 'f' | 'b'): { rows: number; loops: number }[] {
       const branch = find(plan, (n) => n['Node Type'] === 'Subquery Scan' && n.Alias === alias)
@@ -110,8 +111,8 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
       })
       return found
     }
-    async function plan(page: number, perPage: number): Promise<PlanNode> {
-      const statement = contactListStatement('postgresql', { accountId: big.accountId, request: pageRequest({ page, perPage }) }, ['id'])
+    async function plan(page: number, perPage: number, list: List = big): Promise<PlanNode> {
+      const statement = contactListStatement('postgresql', { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage }) }, ['id'])
       return kit.db.$transaction(async (tx) => {
         // A table this small is cheaper to scan and sort; the walk on the index is what is checked.
         await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off')
@@ -136,6 +137,10 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     const past = await plan(30, 10)
     expect(scans(past, 'f')).toEqual([{ rows: 0, loops: 0 }])
     expect(scans(past, 'b')[0]!.rows).toBeLessThanOrEqual(10)
+    // A group's last page: one forward walk, no reversed branch in the statement.
+    const group = await plan(5, 10, bigGroup)
+    expect(find(group, (n) => n.Alias === 'b')).toBeUndefined()
+    expect(JSON.stringify(group)).toMatch(/"Relation Name":"Membership"/)
   })
 })
 

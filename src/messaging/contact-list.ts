@@ -10,6 +10,9 @@
 //   the (accountId, firstNameKey, familyNameKey, id) index for ids only, then reads the 25 rows:
 //   a deep page skips index entries, never table rows, and it skips them from the nearer end of
 //   the list (the total says which), so the last page costs what the first does (fromNearerEnd).
+//   A group's list keeps the forward walk: its members may sit anywhere in the account's order,
+//   and with the reversed walk's OFFSET unknown at planning, PostgreSQL would walk the account's
+//   index probing memberships where joining the members and sorting them is the cheaper plan.
 // - With a search the matching ids are collected once (MATERIALIZED) and both counted and paged.
 //   The match is always the same `searchText LIKE '%term%'` as before; at 3 characters or more an
 //   index narrows the candidates first: FTS5 trigram on SQLite (rechecked by the LIKE, so exact),
@@ -81,7 +84,8 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
       : Prisma.sql`SELECT "id", "firstNameKey", "familyNameKey" FROM "Contact" WHERE "accountId" = ${accountId}`
     sql = Prisma.sql`WITH t AS (SELECT COALESCE((SELECT "total" FROM "ListTotal" WHERE "listId" = ${groupId ?? accountId}), 0) AS "total")
       SELECT t."total", p.* FROM t
-      LEFT JOIN (SELECT ${selected} FROM (${fromNearerEnd(kind, ids, request)}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
+      LEFT JOIN (SELECT ${selected} FROM (${groupId ? Prisma.sql`SELECT "id" FROM (${ids}) l ${window}` : fromNearerEnd(kind, ids, request)}) ids
+        JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
       ORDER BY p."sortKey1", p."sortKey2", p."id"`
   } else {
     const candidates =
