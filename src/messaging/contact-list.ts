@@ -8,7 +8,11 @@
 // - Without a search the total is the list's row in "ListTotal", kept by triggers in the same
 //   transaction as every insert and delete (migration list_totals_and_search), and the page walks
 //   the (accountId, firstNameKey, familyNameKey, id) index for ids only, then reads the 25 rows:
-//   a deep page skips index entries, never table rows.
+//   a deep page skips index entries, never table rows, and it skips them from the nearer end of
+//   the list (the total says which), so the last page costs what the first does (fromNearerEnd).
+//   A group's list keeps the forward walk: its members may sit anywhere in the account's order,
+//   and with the reversed walk's OFFSET unknown at planning, PostgreSQL would walk the account's
+//   index probing memberships where joining the members and sorting them is the cheaper plan.
 // - With a search the matching ids are collected once (MATERIALIZED) and both counted and paged.
 //   The match is always the same `searchText LIKE '%term%'` as before; at 3 characters or more an
 //   index narrows the candidates first: FTS5 trigram on SQLite (rechecked by the LIKE, so exact),
@@ -50,6 +54,20 @@ export function listColumns(select: Record<string, unknown> | undefined): Contac
 }
 
 export async function listContacts(db: Db, kind: DatabaseKind, list: ContactList, columns: readonly ContactListColumn[]): Promise<ContactListPage> {
+  const result = await db.$queryRaw<Record<string, unknown>[]>(contactListStatement(kind, list, columns))
+  const total = Number(result[0]?.total ?? 0)
+  const rows: Record<string, unknown>[] = []
+  for (const raw of result) {
+    if (raw.id === null || raw.id === undefined) continue // the LEFT JOIN's row when the page is empty
+    const row: Record<string, unknown> = {}
+    for (const c of columns) row[c] = DATE_COLUMNS.has(c) ? rawDate(raw[c]) : raw[c]
+    rows.push(row)
+  }
+  return { rows, total }
+}
+
+/** The one statement of a page: its rows (the columns and the sort keys) in order, each with the list's total; one row of total alone when the page is empty. */
+export function contactListStatement(kind: DatabaseKind, list: ContactList, columns: readonly ContactListColumn[]): Prisma.Sql {
   const { accountId, groupId, request } = list
   for (const c of columns) if (!KNOWN.has(c)) throw new Error(`not a contact list column: ${c}`)
   // Sort keys ride along under their own names for the outer ORDER BY; they are dropped below.
@@ -64,8 +82,10 @@ export async function listContacts(db: Db, kind: DatabaseKind, list: ContactList
       ? Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Membership" m JOIN "Contact" c ON c."id" = m."contactId"
           WHERE m."groupId" = ${groupId} AND c."accountId" = ${accountId}`
       : Prisma.sql`SELECT "id", "firstNameKey", "familyNameKey" FROM "Contact" WHERE "accountId" = ${accountId}`
-    sql = Prisma.sql`SELECT t."total", p.* FROM (SELECT COALESCE((SELECT "total" FROM "ListTotal" WHERE "listId" = ${groupId ?? accountId}), 0) AS "total") t
-      LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM (${ids}) l ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
+    sql = Prisma.sql`WITH t AS (SELECT COALESCE((SELECT "total" FROM "ListTotal" WHERE "listId" = ${groupId ?? accountId}), 0) AS "total")
+      SELECT t."total", p.* FROM t
+      LEFT JOIN (SELECT ${selected} FROM (${groupId ? Prisma.sql`SELECT "id" FROM (${ids}) l ${window}` : fromNearerEnd(kind, ids, request)}) ids
+        JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
       ORDER BY p."sortKey1", p."sortKey2", p."id"`
   } else {
     const candidates =
@@ -91,16 +111,41 @@ export async function listContacts(db: Db, kind: DatabaseKind, list: ContactList
           LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM (${matching}) l ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
           ORDER BY p."sortKey1", p."sortKey2", p."id"`
   }
-  const result = await db.$queryRaw<Record<string, unknown>[]>(sql)
-  const total = Number(result[0]?.total ?? 0)
-  const rows: Record<string, unknown>[] = []
-  for (const raw of result) {
-    if (raw.id === null || raw.id === undefined) continue // the LEFT JOIN's row when the page is empty
-    const row: Record<string, unknown> = {}
-    for (const c of columns) row[c] = DATE_COLUMNS.has(c) ? rawDate(raw[c]) : raw[c]
-    rows.push(row)
-  }
-  return { rows, total }
+  return sql
+}
+
+/**
+ * The ids of the page, walked from whichever end of the list is nearer: a B-tree has no positions,
+ * so OFFSET n reads n index entries (and, on PostgreSQL, checks n rows' visibility until VACUUM has
+ * marked their pages all-visible). Past the middle, the same rows are the page
+ * [total - skip - perPage, total - skip) of the reversed order (every sort key reversed, so exactly
+ * the reverse of a total order, whatever the collation), and the statement puts them back in order.
+ * The total is the list's counter "t", read in the same statement and snapshot, so it is the exact
+ * row count. Both branches are in the statement; the one whose condition fails stops at its
+ * one-time filter without reading the list. Only the number parameters are computed here.
+ */
+function fromNearerEnd(kind: DatabaseKind, ids: Prisma.Sql, request: Pick<PageRequest, 'skip' | 'perPage'>): Prisma.Sql {
+  const { skip, perPage } = request
+  const atLeastZero = (value: Prisma.Sql) => (kind === 'sqlite' ? Prisma.sql`MAX(${value}, 0)` : Prisma.sql`GREATEST(${value}, 0)`)
+  const total = Prisma.sql`(SELECT "total" FROM t)`
+  // Forward when the rows before the page are no more than the rows after it.
+  const forward = Prisma.sql`${2 * skip + perPage} <= ${total}`
+  // Each branch reads perPage rows or none. PostgreSQL: a condition on the total alone is a one-time
+  // filter that skips the branch's scan, and the constant LIMIT keeps the planner's row estimate at
+  // the page size (an expression would count as a tenth of the list and turn the plan to a hash join
+  // over the whole table). SQLite tests such a condition on every row, but LIMIT 0 ends the branch at once.
+  const guarded = (when: Prisma.Sql) =>
+    kind === 'sqlite' ? { where: Prisma.empty, limit: Prisma.sql`CASE WHEN ${when} THEN ${perPage} ELSE 0 END` } : { where: Prisma.sql`WHERE ${when}`, limit: Prisma.sql`${perPage}` }
+  const ahead = guarded(forward)
+  const back = guarded(Prisma.sql`NOT (${forward})`)
+  // The reversed walk ends at the page's last row; when that is the list's last, shorter page the
+  // outer LIMIT trims the rows before the page.
+  return Prisma.sql`SELECT "id" FROM (SELECT "id" FROM (${ids}) l ${ahead.where}
+        ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${ahead.limit} OFFSET ${skip}) f
+      UNION ALL
+      SELECT "id" FROM (SELECT "id", "firstNameKey", "familyNameKey" FROM (SELECT "id", "firstNameKey", "familyNameKey" FROM (${ids}) l ${back.where}
+          ORDER BY "firstNameKey" DESC, "familyNameKey" DESC, "id" DESC LIMIT ${back.limit} OFFSET ${atLeastZero(Prisma.sql`${total} - ${skip + perPage}`)}) r
+        ORDER BY "firstNameKey" DESC, "familyNameKey" DESC, "id" DESC LIMIT ${atLeastZero(Prisma.sql`${total} - ${skip}`)}) b`
 }
 
 /** Prisma's own form of the list filter and order: what the raw statement replaces, and what the tests compare it with. */

@@ -1,0 +1,137 @@
+// npm run bench -- contacts-deep-page
+// Deep pages of one account's 100,000 contacts through the real server (src/server.ts in a child
+// process, as the peers benchmark runs it), one client, sequential requests: median and p90 of
+// DEEP_PAGE_SAMPLES (21) after 3 warm-ups, for page 1, the middle page (2,000), the last page
+// (4,000), a search, and the first, middle and last page of a group of 10,000. The rows are the
+// peers benchmark's (bench/peers/seed.ts, plain INSERTs and ANALYZE). PostgreSQL is measured twice:
+// as seeded (no VACUUM yet, so index-only scans still check every row's visibility in the table)
+// and after VACUUM, the state autovacuum brings a table to after a bulk load (it runs once 20% of a
+// table's rows are new inserts). BENCH_DATABASE_URL: the PostgreSQL server (default
+// postgresql://postgres@127.0.0.1:5432/test); the run uses a fresh schema and drops it.
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import pg from 'pg'
+import { applyMigrations } from '../src/db/migrate.js'
+import { openDatabase } from '../src/db/client.js'
+import { parseEnv } from '../src/env.js'
+import { createDeps } from '../src/deps.js'
+import { createAccount } from '../src/accounts/create-account.js'
+import { createGroup } from '../src/messaging/groups.js'
+import { startChild } from './peers/processes.js'
+import { RARE, seedContacts } from './peers/seed.js'
+
+const COUNT = 100_000
+const SAMPLES = Number(process.env.DEEP_PAGE_SAMPLES ?? 21)
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test'
+const root = fileURLToPath(new URL('..', import.meta.url))
+const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim()
+
+interface Row {
+  db: string
+  request: string
+  median: number
+  p90: number
+  total: number
+  load: string
+}
+const rows: Row[] = []
+
+async function seed(url: string) {
+  await applyMigrations(url)
+  const database = await openDatabase(url)
+  const deps = createDeps(database, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+  const { account, apiKey } = await createAccount(deps, { name: 'Deep pages' })
+  const { group } = await createGroup(deps, account.id, { name: 'Every tenth' })
+  await seedContacts(url, account.id, 20_000_000, COUNT)
+  // Every tenth contact (by mobile) in the group: 10,000 members spread over the whole order.
+  await database.prisma.$executeRaw`INSERT INTO "Membership" ("groupId", "contactId") SELECT ${group.id}, "id" FROM "Contact" WHERE "accountId" = ${account.id} AND "mobile" LIKE '%0'`
+  if (database.kind === 'postgresql') await database.prisma.$executeRawUnsafe('ANALYZE "Membership"')
+  await database.close()
+  return { apiKey, groupId: group.id }
+}
+
+async function measure(db: string, url: string, apiKey: string, groupId: string) {
+  const service = await startChild(
+    `service (${db})`,
+    (port) => ({
+      args: ['--import', 'tsx', 'src/server.ts'],
+      env: { DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
+    }),
+    root,
+  )
+  try {
+    const cases = [
+      { request: 'page 1', path: '/api/contacts?page=1', total: COUNT },
+      { request: 'page 2,000 (the middle)', path: '/api/contacts?page=2000', total: COUNT },
+      { request: 'page 4,000 (the last)', path: '/api/contacts?page=4000', total: COUNT },
+      { request: `search "${RARE}" (1%), page 1`, path: `/api/contacts?search=${RARE}`, total: COUNT / 100 },
+      { request: 'group of 10,000, page 1', path: `/api/contact/group/${groupId}/contacts?page=1`, total: COUNT / 10 },
+      { request: 'group of 10,000, page 200 (the middle)', path: `/api/contact/group/${groupId}/contacts?page=200`, total: COUNT / 10 },
+      { request: 'group of 10,000, page 400 (the last)', path: `/api/contact/group/${groupId}/contacts?page=400`, total: COUNT / 10 },
+    ]
+    for (const c of cases) {
+      const times: number[] = []
+      for (let i = 0; i < SAMPLES + 3; i++) {
+        const started = performance.now()
+        const res = await fetch(`${service.baseUrl}${c.path}`, { headers: { authorization: `Bearer ${apiKey}` } })
+        const body = (await res.json()) as { meta?: { total: number }; data?: unknown[] }
+        if (i >= 3) times.push(performance.now() - started)
+        if (res.status !== 200 || body.meta?.total !== c.total || body.data?.length !== 25) {
+          throw new Error(`${c.path}: ${res.status}, total ${body.meta?.total} (expected ${c.total}), ${body.data?.length} rows`)
+        }
+      }
+      times.sort((a, b) => a - b)
+      rows.push({ db, request: c.request, median: times[times.length >> 1]!, p90: times[Math.floor(times.length * 0.9)]!, total: c.total, load: os.loadavg()[0]!.toFixed(2) })
+    }
+  } finally {
+    await service.stop()
+  }
+}
+
+console.log(`contacts-deep-page: ${COUNT.toLocaleString('en')} contacts, median of ${SAMPLES}, ${os.cpus().length} CPUs; ${uptime()}`)
+const dir = mkdtempSync(join(os.tmpdir(), 'gateway-deep-page-'))
+const schema = `deep_page_${process.pid}_${Date.now()}`
+const pgUrl = new URL(PG_URL)
+pgUrl.searchParams.set('schema', schema)
+let pgUsed = false
+try {
+  const sqliteUrl = `file:${join(dir, 'deep.db')}`
+  const lite = await seed(sqliteUrl)
+  console.log(`SQLite seeded; ${uptime()}`)
+  await measure('SQLite', sqliteUrl, lite.apiKey, lite.groupId)
+  try {
+    const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 })
+    await probe.connect()
+    await probe.end()
+    pgUsed = true
+  } catch (error) {
+    console.log(`PostgreSQL at ${PG_URL} is unreachable (${(error as Error).message}): PostgreSQL skipped`)
+  }
+  if (pgUsed) {
+    const pgSeed = await seed(pgUrl.toString())
+    console.log(`PostgreSQL seeded; ${uptime()}`)
+    await measure('PostgreSQL, no VACUUM yet', pgUrl.toString(), pgSeed.apiKey, pgSeed.groupId)
+    const client = new pg.Client({ connectionString: PG_URL })
+    await client.connect()
+    await client.query(`VACUUM ANALYZE "${schema}"."Contact", "${schema}"."Membership"`)
+    await client.end()
+    await measure('PostgreSQL, after VACUUM', pgUrl.toString(), pgSeed.apiKey, pgSeed.groupId)
+  }
+} finally {
+  if (pgUsed) {
+    const client = new pg.Client({ connectionString: PG_URL })
+    await client.connect()
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    await client.end()
+  }
+  rmSync(dir, { recursive: true, force: true })
+}
+
+console.log('\n| database | request | median ms | p90 ms | total | load (1 min) |')
+console.log('|---|---|---:|---:|---:|---:|')
+for (const r of rows) console.log(`| ${r.db} | ${r.request} | ${r.median.toFixed(1)} | ${r.p90.toFixed(1)} | ${r.total} | ${r.load} |`)
+console.log(`\n${uptime()}`)
+console.log('targets (issue 8): page 1 <= 8 ms, search <= 25 ms, the last page on PostgreSQL <= 30 ms')

@@ -1,0 +1,168 @@
+// A contact list page is walked from the nearer end of the list (contact-list.ts, fromNearerEnd):
+// past the middle, the statement reads the reversed order and puts the rows back. Every page of
+// every list must still be exactly Prisma's own findMany (contactListWhere + contactListOrder with
+// skip/take) and its count, whichever end it came from, including the short last page, the pages
+// past the end, and lists of 0 to 3 contacts. A group's list keeps the forward walk; its pages are
+// compared the same way.
+import { beforeAll, describe, expect, it } from 'vitest'
+import { targets } from './kit/databases.js'
+import { useKit } from './kit/kit.js'
+import { Prisma } from '../src/generated/sqlite/client.js'
+import { contactListOrder, contactListStatement, contactListWhere, listContacts } from '../src/messaging/contact-list.js'
+import { pageRequest } from '../src/messaging/paging.js'
+import type { ContactInput } from '../src/messaging/contacts.js'
+
+// Few distinct names, so (firstNameKey, familyNameKey) repeats and the id decides many places;
+// case pairs, accents and non-Latin letters, so the database's collation orders some of them.
+const FIRST = ['Émile', 'emile', 'Zoë', 'Ångström', 'bob', 'Bob', 'Ann', 'ann-marie', '李', 'Ōtieno', 'Z']
+const FAMILY = ['', 'Kamau', 'kamau', 'Éla', 'O’Neil']
+const named = (offset: number) => (i: number): ContactInput => ({ firstName: FIRST[(i + offset) % FIRST.length]!, familyName: FAMILY[((i + offset) * 7) % FAMILY.length]! })
+
+interface List {
+  name: string
+  accountId: string
+  groupId?: string
+}
+
+describe.each(targets)('contact list pages from either end on $name', (target) => {
+  const kit = useKit(target)
+  const lists: List[] = []
+  let big: List
+  let bigGroup: List
+
+  beforeAll(async () => {
+    // 137 contacts, 46 of them in a group (the group's are seeded last, so they interleave in the order).
+    const s = await kit.seed().account('Deep').contacts(91, named(0)).group({ name: 'Part' }).contacts(46, named(5))
+    big = { name: '137 contacts', accountId: s.account.id }
+    bigGroup = { name: 'a group of 46', accountId: s.account.id, groupId: s.group.id }
+    const empty = await kit.seed().account('Empty group').group({ name: 'Nobody' })
+    lists.push(big, bigGroup, { name: 'an empty account', accountId: empty.account.id }, { name: 'an empty group', accountId: empty.account.id, groupId: empty.group.id })
+    for (const n of [1, 2, 3]) {
+      // The same name on every contact: only the id orders them.
+      const few = await kit.seed().account(`Few ${n}`).group({ name: 'All' }).contacts(n, () => ({ firstName: 'Same', familyName: 'Name' }))
+      lists.push({ name: `${n} contact(s)`, accountId: few.account.id }, { name: `a group of ${n}`, accountId: few.account.id, groupId: few.group.id })
+    }
+  })
+
+  async function expected(list: List, page: number, perPage: number, search = '') {
+    const request = pageRequest({ page, perPage, search })
+    const where = contactListWhere(list.accountId, request, list.groupId)
+    const [rows, total] = await Promise.all([
+      kit.db.contact.findMany({ where, orderBy: contactListOrder, skip: request.skip, take: request.perPage, select: { id: true, firstName: true, familyName: true } }),
+      kit.db.contact.count({ where }),
+    ])
+    return { rows, total }
+  }
+
+  const actual = (list: List, page: number, perPage: number, search = '') =>
+    listContacts(kit.db, kit.deps.dbKind, { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage, search }) }, ['id', 'firstName', 'familyName'])
+
+  /** Every page of the list, and two past its end, against Prisma's findMany and count. */
+  async function expectEveryPage(list: List, perPage: number, search = '') {
+    const { total } = await expected(list, 1, perPage, search)
+    const pageCount = Math.ceil(total / perPage)
+    for (let page = 1; page <= pageCount + 2; page++) {
+      const want = await expected(list, page, perPage, search)
+      const got = await actual(list, page, perPage, search)
+      expect(got, `${list.name}, page ${page} of ${pageCount}, perPage ${perPage}, search "${search}"`).toEqual(want)
+      if (page > pageCount) expect(got.rows).toEqual([])
+    }
+  }
+
+  it('answers every page of every list like findMany, from 0 to 137 contacts, with the short last page and the pages past the end', async () => {
+    expect(lists.map((l) => l.name)).toHaveLength(10)
+    for (const list of lists) for (const perPage of [10, 25]) await expectEveryPage(list, perPage)
+    // The seed really holds what the lists claim (a wrong seed would make the comparisons above trivial).
+    expect((await actual(big, 1, 100)).total).toBe(137)
+    expect((await actual(bigGroup, 1, 100)).total).toBe(46)
+    expect((await actual(big, 14, 10)).rows).toHaveLength(7)
+  })
+
+  it('answers every one-row page (every position, both sides of the middle) like findMany', async () => {
+    await expectEveryPage(big, 1)
+    await expectEveryPage(bigGroup, 1)
+  })
+
+  it('pages a search like findMany (the search path counts its matches; it does not use the list total)', async () => {
+    for (const search of ['mi', 'emi', 'kamau', 'no such contact']) {
+      await expectEveryPage(big, 10, search)
+      await expectEveryPage(bigGroup, 10, search)
+    }
+  })
+
+  it('follows the list total as contacts come and go', async () => {
+    const s = await kit.seed().account('Changing').contacts(30, named(2))
+    const list = { name: 'changing', accountId: s.account.id }
+    await expectEveryPage(list, 7)
+    await kit.db.contact.deleteMany({ where: { id: { in: s.contacts.slice(0, 11).map((c) => c.id) } } })
+    await expectEveryPage(list, 7)
+    await kit.seed().account('Unrelated').contacts(5, named(1))
+    await expectEveryPage(list, 7)
+  })
+
+  it.runIf(target.name === 'postgresql')('walks the account’s index from the nearer end and never starts the other walk; a group walks forward', async () => {
+    /** The Contact scans under one UNION ALL branch of the plan (its subquery alias): rows read and times started. */
+    function scans(plan: PlanNode, alias: 'f' | 'b'): { rows: number; loops: number }[] {
+      const branch = find(plan, (n) => n['Node Type'] === 'Subquery Scan' && n.Alias === alias)
+      if (!branch) throw new Error(`no branch ${alias} in ${JSON.stringify(plan)}`)
+      const found: { rows: number; loops: number }[] = []
+      walk(branch, (n) => {
+        if (n['Relation Name'] === 'Contact') found.push({ rows: n['Actual Rows']!, loops: n['Actual Loops']! })
+      })
+      return found
+    }
+    async function plan(page: number, perPage: number, list: List = big): Promise<PlanNode> {
+      const statement = contactListStatement('postgresql', { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage }) }, ['id'])
+      return kit.db.$transaction(async (tx) => {
+        // A table this small is cheaper to scan and sort; the walk on the index is what is checked.
+        await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off')
+        await tx.$executeRawUnsafe('SET LOCAL enable_bitmapscan = off')
+        const [row] = await tx.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`)
+        return row!['QUERY PLAN'][0].Plan
+      })
+    }
+    // Page 1 and page 6 of 14 (50 rows before it, 77 after): forward, reading skip + perPage entries.
+    for (const [page, read] of [[1, 10], [6, 60]] as const) {
+      const p = await plan(page, 10)
+      expect(scans(p, 'f'), `page ${page}`).toEqual([{ rows: read, loops: 1 }])
+      expect(scans(p, 'b'), `page ${page}`).toEqual([{ rows: 0, loops: 0 }])
+    }
+    // Page 8 (70 before, 57 after), page 13 and the short last page 14 (7 rows): backward, reading only up to the page’s first row.
+    for (const [page, read] of [[8, 67], [13, 17], [14, 7]] as const) {
+      const p = await plan(page, 10)
+      expect(scans(p, 'f'), `page ${page}`).toEqual([{ rows: 0, loops: 0 }])
+      expect(scans(p, 'b'), `page ${page}`).toEqual([{ rows: read, loops: 1 }])
+    }
+    // Past the end: the backward branch, which stops at once.
+    const past = await plan(30, 10)
+    expect(scans(past, 'f')).toEqual([{ rows: 0, loops: 0 }])
+    expect(scans(past, 'b')[0]!.rows).toBeLessThanOrEqual(10)
+    // A group's last page: one forward walk, no reversed branch in the statement.
+    const group = await plan(5, 10, bigGroup)
+    expect(find(group, (n) => n.Alias === 'b')).toBeUndefined()
+    expect(JSON.stringify(group)).toMatch(/"Relation Name":"Membership"/)
+  })
+})
+
+interface PlanNode {
+  'Node Type': string
+  Alias?: string
+  'Relation Name'?: string
+  'Actual Rows'?: number
+  'Actual Loops'?: number
+  Plans?: PlanNode[]
+}
+
+function walk(node: PlanNode, visit: (n: PlanNode) => void) {
+  visit(node)
+  for (const child of node.Plans ?? []) walk(child, visit)
+}
+
+function find(node: PlanNode, test: (n: PlanNode) => boolean): PlanNode | undefined {
+  if (test(node)) return node
+  for (const child of node.Plans ?? []) {
+    const hit = find(child, test)
+    if (hit) return hit
+  }
+  return undefined
+}
