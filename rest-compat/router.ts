@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql'
+import { execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
+import { compileQuery, isCompiledQuery } from 'graphql-jit'
 import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/errors.js'
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
@@ -13,6 +14,8 @@ interface CompiledRoute {
   pattern: RegExp
   paramNames: string[]
   document: DocumentNode
+  /** The document compiled once to a function (graphql-jit): same results as `execute`, without re-walking the document per request. */
+  run: (variables: Record<string, unknown>, context: Context) => Promise<ExecutionResult> | ExecutionResult
   /** Static paths win over parameterised ones (/contact/groups before /contact/:id). */
   specificity: number
 }
@@ -51,7 +54,7 @@ export function createRestRouter(options: RestRouterOptions) {
         })
         .join('/')
       const specificity = route.path.split('/').filter((s) => s && !s.startsWith(':')).length * 10 - paramNames.length
-      return { route, pattern: new RegExp(`^${source}/?$`), paramNames, document, specificity }
+      return { route, pattern: new RegExp(`^${source}/?$`), paramNames, document, run: compileDocument(options.schema, document), specificity }
     })
     .sort((a, b) => b.specificity - a.specificity)
 
@@ -111,12 +114,7 @@ export function createRestRouter(options: RestRouterOptions) {
           body: route.body ? await readJsonBody(request, options.bodyLimitBytes) : undefined,
         }
         const variables = route.variables(input)
-        const result = await execute({
-          schema: options.schema,
-          document: hit.c.document,
-          variableValues: variables,
-          contextValue: rc.context,
-        })
+        const result = await hit.c.run(variables, rc.context)
         if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
         const body = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
         const headers = { ...corsHeaders(route.api), ...(route.contentType ? { 'Content-Type': route.contentType } : {}), ...route.headers?.(result.data) }
@@ -138,6 +136,13 @@ export function createRestRouter(options: RestRouterOptions) {
       }
     },
   }
+}
+
+/** A route's document as a function of its variables; graphql-js's `execute` where graphql-jit cannot compile it. */
+function compileDocument(schema: GraphQLSchema, document: DocumentNode): CompiledRoute['run'] {
+  const compiled = compileQuery(schema, document)
+  if (isCompiledQuery(compiled)) return (variables, context) => compiled.query(undefined, context, variables)
+  return (variableValues, contextValue) => execute({ schema, document, variableValues, contextValue })
 }
 
 /**
