@@ -56,6 +56,9 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     renderGraphiQL: renderBundledGraphiQL,
     logging: false,
     landingPage: false,
+    // The door in front of Yoga bounds every body already (readGraphqlRequest, BODY_LIMIT_BYTES);
+    // Yoga's own limit would pipe each body through a TransformStream into another Request.
+    maxRequestBodySize: false,
     context: ({ request, requestId }) => createContext(deps, request, requestId),
     maskedErrors: {
       maskError(error, message, isDev) {
