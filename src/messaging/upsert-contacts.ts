@@ -20,15 +20,34 @@ const STORED = COLUMNS.filter((c) => !['accountId', 'firstNameKey', 'familyNameK
 // Identifiers come from the constant lists above, never from input.
 const ident = (column: string) => Prisma.raw(`"${column}"`)
 const STORED_COLUMNS = Prisma.join(STORED.map(ident))
-/** Nullable columns: a chunk that holds no value for one leaves it out of its statement. */
-const NULLABLE = new Set<Column>(['otherNames', 'email', 'organization', 'whatsappNumber', 'viberNumber', 'skypeId', 'facebook', 'twitter', 'linkedin', 'groupme', 'wechat', 'youtube'])
+const TIMESTAMP_COLUMNS = new Set<Column>(['createdAt', 'updatedAt'])
 
 /**
- * SQLite binds at most 32,766 values a statement: 1,000 rows of 23 columns are 23,000, and the
- * look-up binds 1,001. PostgreSQL allows 65,535.
+ * Rows go to the database as ONE bound value, a JSON array of arrays (column order: COLUMNS), and
+ * come out of it as rows in SQL: `json_each` on SQLite, `jsonb_array_elements` on PostgreSQL.
+ * Through Prisma each bound value costs about as much as the rest of a statement (it is
+ * serialised into the query plan and back), and 1,000 contacts are 23,000 values; one JSON text
+ * is one value, and no bind-count limit applies. JSON null is SQL NULL on both (`->>`).
  */
+function jsonRows(dbKind: Deps['dbKind'], rows: ContactRow[]): Prisma.Sql {
+  const json = JSON.stringify(rows.map((row) => COLUMNS.map((c) => row[c])))
+  if (dbKind === 'sqlite') {
+    // WHERE true: SQLite's parser needs it before an upsert's ON CONFLICT after INSERT ... SELECT.
+    return Prisma.sql`SELECT ${Prisma.join(COLUMNS.map((_, i) => Prisma.raw(`value ->> ${i}`)))} FROM json_each(${json}) WHERE true`
+  }
+  const values = COLUMNS.map((c, i) => Prisma.raw(TIMESTAMP_COLUMNS.has(c) ? `(r ->> ${i})::timestamp(3)` : `r ->> ${i}`))
+  return Prisma.sql`SELECT ${Prisma.join(values)} FROM jsonb_array_elements(${json}::jsonb) r`
+}
+
+/** A set of texts bound as one JSON array, for `IN (...)`; see jsonRows. */
+function jsonTexts(dbKind: Deps['dbKind'], texts: string[]): Prisma.Sql {
+  const json = JSON.stringify(texts)
+  return dbKind === 'sqlite' ? Prisma.sql`SELECT value FROM json_each(${json})` : Prisma.sql`SELECT jsonb_array_elements_text(${json}::jsonb)`
+}
+
+/** Rows a statement; a chunk's look-up, merge and write hold only its own rows in memory. */
 const CONTACT_CHUNK = 1000
-/** One bound value a membership (the contact id): 10,000 stay below SQLite's limit. */
+/** Memberships a statement (one JSON array of contact ids). */
 const MEMBERSHIP_CHUNK = 10_000
 const DELIST_CHUNK = 500
 
@@ -83,7 +102,7 @@ export async function upsertContacts(
           const contactId = result.get(c.mobile)!.id
           for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId })
         }
-        await enlist(tx, timestamp(dbKind, new Date()), memberships)
+        await enlist(tx, dbKind, timestamp(dbKind, new Date()), memberships)
         return contacts.map((c) => result.get(c.mobile)!)
       },
       { timeout: 120_000, maxWait: 30_000 },
@@ -137,7 +156,7 @@ async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, 
     const chunk = contacts.slice(i, i + CONTACT_CHUNK)
     const existing = await tx.$queryRaw<Record<(typeof STORED)[number], string | null>[]>`
       SELECT ${STORED_COLUMNS} FROM "Contact"
-      WHERE "accountId" = ${accountId} AND "mobile" IN (${Prisma.join(chunk.map((c) => c.mobile))})
+      WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(dbKind, chunk.map((c) => c.mobile))})
       ORDER BY "mobile" ${lock}`
     const stored = new Map(existing.map((row) => [row.mobile!, row]))
     const rows = chunk.map((c): ContactRow => {
@@ -148,15 +167,10 @@ async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, 
       result.set(c.mobile, { id: merged.id!, created: !row })
       return { ...merged, ...contactKeys(merged as Parameters<typeof contactKeys>[0]), accountId, createdAt: now, updatedAt: now } as ContactRow
     })
-    // Bound values cost about as much as the rest of the statement through Prisma: a nullable
-    // column that is null on every row of the chunk is not sent; the update sets it to NULL, which
-    // is what the merged row says (inserted rows get NULL by default).
-    const sent = COLUMNS.filter((c) => !NULLABLE.has(c) || rows.some((row) => row[c] !== null))
-    const set = UPDATED.map((c) => (sent.includes(c) ? Prisma.sql`${ident(c)} = excluded.${ident(c)}` : Prisma.sql`${ident(c)} = NULL`))
     const written = await tx.$queryRaw<{ id: string; mobile: string }[]>`
-      INSERT INTO "Contact" (${Prisma.join(sent.map(ident))})
-      VALUES ${Prisma.join(rows.map((row) => Prisma.sql`(${Prisma.join(sent.map((c) => row[c]))})`))}
-      ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${Prisma.join(set)}
+      INSERT INTO "Contact" (${Prisma.join(COLUMNS.map(ident))})
+      ${jsonRows(dbKind, rows)}
+      ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${Prisma.join(UPDATED.map((c) => Prisma.sql`${ident(c)} = excluded.${ident(c)}`))}
       RETURNING "id", "mobile"`
     // A row read as missing but written over an existing id was inserted by another transaction in
     // between: its fields were overwritten with defaults here, so this attempt must not commit.
@@ -175,10 +189,9 @@ const EMPTY_FIELDS = {
 
 /**
  * One `INSERT ... SELECT ... ON CONFLICT DO NOTHING` a group and chunk: a contact already on a group
- * stays once (and keeps how it joined). Selecting the ids binds one value a membership instead of
- * three, and bound values are most of what a statement costs through Prisma.
+ * stays once (and keeps how it joined). The chunk's contact ids are one bound JSON array (jsonTexts).
  */
-async function enlist(tx: Tx, now: string, memberships: { groupId: string; contactId: string }[]) {
+async function enlist(tx: Tx, dbKind: Deps['dbKind'], now: string, memberships: { groupId: string; contactId: string }[]) {
   const byGroup = new Map<string, string[]>()
   for (const { groupId, contactId } of memberships) {
     const ids = byGroup.get(groupId)
@@ -189,7 +202,7 @@ async function enlist(tx: Tx, now: string, memberships: { groupId: string; conta
     for (let i = 0; i < ids.length; i += MEMBERSHIP_CHUNK) {
       await tx.$executeRaw`
         INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
-        SELECT ${groupId}, "id", ${now} FROM "Contact" WHERE "id" IN (${Prisma.join(ids.slice(i, i + MEMBERSHIP_CHUNK))})
+        SELECT ${groupId}, "id", ${now} FROM "Contact" WHERE "id" IN (${jsonTexts(dbKind, ids.slice(i, i + MEMBERSHIP_CHUNK))})
         ON CONFLICT ("groupId", "contactId") DO NOTHING`
     }
   }
