@@ -38,7 +38,7 @@ const withOffset = (iso: string | null, tz: string) => (iso === null ? null : is
 const utc = (iso: string) => isoUtcMicros(new Date(iso))
 
 const AIRING = `id startsAt endsAt startTime durationMinutes episodeType state wentLiveAt bannerUrl
-  program { id name } episode { id episodeNumber name }`
+  program { id: uuid name } episode { id episodeNumber name }`
 
 const legacyAiring = (a: any, tz: string) => ({
   id: a.id,
@@ -54,7 +54,7 @@ const legacyAiring = (a: any, tz: string) => ({
   banner_url: a.bannerUrl,
 })
 
-const PROGRAM = `id name slug synopsis bannerUrl trailerUrl type status availableOnDemand
+const PROGRAM = `id: uuid name slug synopsis bannerUrl trailerUrl type status availableOnDemand
   schedule { id dayOfWeek day startTime durationMinutes }`
 
 const legacyProgram = (p: any) => ({
@@ -120,7 +120,7 @@ const AIRING_EXAMPLE = {
 }
 
 // Guides: the channel and its airings as GraphQL gives them, as the guide builders take them.
-const GUIDE_CHANNEL = 'id slug name timezone showBannerUrl streamUrl'
+const GUIDE_CHANNEL = 'id: uuid slug name timezone showBannerUrl streamUrl'
 const guideDocument = `query Guide($channel: String!) {
   channel(id: $channel) { ${GUIDE_CHANNEL}
     guide { id startsAt endsAt state bannerUrl program { name synopsis type } episode { episodeNumber name synopsis } }
@@ -375,7 +375,7 @@ export const channelRoutes: RestRoute[] = [
     document: `query OnAir($channel: String!) {
       channel(id: $channel) { timezone onAir {
         channelName status startedAt endsAt playbackSource bannerUrl
-        program { id name type status } episode { id episodeNumber name type status }
+        program { id: uuid name type status } episode { id episodeNumber name type status }
       } }
     }`,
     variables: ({ params }) => ({ channel: params.channel }),
@@ -490,7 +490,7 @@ export const channelRoutes: RestRoute[] = [
     microcache: true,
     document: `query Episodes($program: String!, $status: EpisodeStatus, $from: String, $to: String, $perPage: Int, $page: Int) {
       program(id: $program) {
-        id name channel { timezone }
+        id: uuid name channel { timezone }
         episodes(status: $status, from: $from, to: $to, perPage: $perPage, page: $page) {
           total currentPage lastPage perPage
           nodes {
