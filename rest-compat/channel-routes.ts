@@ -37,12 +37,13 @@ const low = (v: string | null) => (v === null ? null : v.toLowerCase())
 const withOffset = (iso: string | null, tz: string) => (iso === null ? null : isoWithOffset(new Date(iso), tz))
 const utc = (iso: string) => isoUtcMicros(new Date(iso))
 
+// Program.uuid is an ID (the program number as text, like every Node's uuid); REST answers the number.
 const AIRING = `id startsAt endsAt startTime durationMinutes episodeType state wentLiveAt bannerUrl
   program { id: uuid name } episode { id episodeNumber name }`
 
 const legacyAiring = (a: any, tz: string) => ({
   id: a.id,
-  program: { id: a.program.id, name: a.program.name },
+  program: { id: Number(a.program.id), name: a.program.name },
   episode: { id: a.episode.id, episode_number: a.episode.episodeNumber, name: a.episode.name },
   starts_at: withOffset(a.startsAt, tz),
   ends_at: withOffset(a.endsAt, tz),
@@ -58,7 +59,7 @@ const PROGRAM = `id: uuid name slug synopsis bannerUrl trailerUrl type status av
   schedule { id dayOfWeek day startTime durationMinutes }`
 
 const legacyProgram = (p: any) => ({
-  id: p.id,
+  id: Number(p.id),
   name: p.name,
   slug: p.slug,
   synopsis: p.synopsis,
@@ -381,7 +382,7 @@ export const channelRoutes: RestRoute[] = [
     variables: ({ params }) => ({ channel: params.channel }),
     toLegacy: ({ channel: { timezone: tz, onAir: o } }) => ({
       channel_name: o.channelName,
-      program: o.program && { id: o.program.id, name: o.program.name, type: low(o.program.type), status: low(o.program.status) },
+      program: o.program && { id: Number(o.program.id), name: o.program.name, type: low(o.program.type), status: low(o.program.status) },
       episode: o.episode && {
         id: o.episode.id,
         episode_number: o.episode.episodeNumber,
@@ -510,7 +511,7 @@ export const channelRoutes: RestRoute[] = [
       page: intParam(query, 'page'),
     }),
     toLegacy: ({ program: p }) => ({
-      program: { id: p.id, name: p.name },
+      program: { id: Number(p.id), name: p.name },
       episodes: p.episodes.nodes.map((e: any) => ({
         id: e.id,
         episode_number: e.episodeNumber,

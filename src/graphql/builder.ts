@@ -7,8 +7,7 @@ import type { Context } from './context.js'
 import { decodeNodeId, isNodeTarget } from './node-id.js'
 import { AppError } from '../errors.js'
 
-/** The most ids one `nodes` call takes: the largest page of any list. */
-export const MAX_NODE_IDS = 100
+import { maxNodeIds as MAX_NODE_IDS } from './limits/limits.js'
 
 /** The builder itself, for the `nodes` resolver configured inside its own options. */
 let self: Parameters<typeof resolveNodes>[0]

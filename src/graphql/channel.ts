@@ -150,7 +150,7 @@ const AiringRef = builder.objectRef<AiringSource>('Airing')
 ProgramRef.implement({
   description: 'A program of a channel, with weekly slots and episodes.',
   fields: (t) => ({
-    uuid: t.exposeInt('id', { description: 'The program id (a number, the REST `id`); named uuid like the database id of every other Node.' }),
+    uuid: t.exposeID('id', { description: 'The program id (a number written as an ID; the REST `id`): the database id, named uuid as on every other Node.' }),
     name: t.exposeString('name', { description: 'Title.' }),
     slug: t.exposeString('slug', { description: 'Unique across channels; usable wherever the id is.' }),
     synopsis: t.exposeString('synopsis', { description: 'Synopsis; empty when none.' }),
