@@ -407,6 +407,11 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     expect(await count(query(30, true))).toBe(big + 1)
     const listTotal = kit.statements.filter((sql) => /ListTotal/.test(sql))
     expect(listTotal).toHaveLength(1)
+    // Paging on from a cursor: whether rows come before it is one more read, only when asked.
+    const after = (await kit.gql(query(5, false), {}, s.key)).contactsConnection.pageInfo.endCursor
+    const from = (flag: string) => `{ contactsConnection(first: 5, after: "${after}") { edges { node { uuid } } pageInfo { endCursor ${flag} } } }`
+    const without = await count(from(''))
+    expect(await count(from('hasPreviousPage'))).toBe(without + 1)
   })
 
   it('costs a connection by its page size: edges times first or last, totalCount and pageInfo once', () => {
