@@ -22,7 +22,7 @@ for (let batch = 0; batch < 10; batch++) {
 }
 console.log(`seeded 10,000 contacts in ${Math.round(performance.now() - seedStart)} ms (${deps.dbKind})`)
 
-const query = `query { contacts(page: 7, perPage: 25) { nodes { id firstName familyName otherNames mobile email organization gender } pageInfo { search total skipped perPage page pageCount } } }`
+const query = `query { contacts(page: 7, perPage: 25) { nodes { id: uuid firstName familyName otherNames mobile email organization gender } pageInfo { search total skipped perPage page pageCount } } }`
 const rows: Awaited<ReturnType<typeof load>>[] = []
 // Warm both paths, then measure them alternately so neither gets a warmer machine.
 await load('warm-up', { url: `${baseUrl}/api/contacts?page=7`, headers: auth, duration: 3 })

@@ -36,7 +36,7 @@ const SMALL = { base: 10_000_000, count: 10_000 }
 const BIG = { base: 20_000_000, count: 100_000 }
 const NEW_BASE = 40_000_000
 const PAGE_PATH = '/api/contacts?page=7'
-const SERVICE_QUERY = `query { contacts(page: 7, perPage: 25) { nodes { id firstName familyName otherNames mobile email organization gender } pageInfo { search total skipped perPage page pageCount } } }`
+const SERVICE_QUERY = `query { contacts(page: 7, perPage: 25) { nodes { id: uuid firstName familyName otherNames mobile email organization gender } pageInfo { search total skipped perPage page pageCount } } }`
 const peerQuery = (accountId: string) =>
   `query { allContacts(condition: { accountId: ${JSON.stringify(accountId)} }, orderBy: [FIRST_NAME_KEY_ASC, FAMILY_NAME_KEY_ASC, ID_ASC], first: 25, offset: 150) { totalCount nodes { id firstName familyName otherNames mobile email organization gender } } }`
 

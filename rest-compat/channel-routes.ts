@@ -37,12 +37,13 @@ const low = (v: string | null) => (v === null ? null : v.toLowerCase())
 const withOffset = (iso: string | null, tz: string) => (iso === null ? null : isoWithOffset(new Date(iso), tz))
 const utc = (iso: string) => isoUtcMicros(new Date(iso))
 
+// Program.uuid is an ID (the program number as text, like every Node's uuid); REST answers the number.
 const AIRING = `id startsAt endsAt startTime durationMinutes episodeType state wentLiveAt bannerUrl
-  program { id name } episode { id episodeNumber name }`
+  program { id: uuid name } episode { id episodeNumber name }`
 
 const legacyAiring = (a: any, tz: string) => ({
   id: a.id,
-  program: { id: a.program.id, name: a.program.name },
+  program: { id: Number(a.program.id), name: a.program.name },
   episode: { id: a.episode.id, episode_number: a.episode.episodeNumber, name: a.episode.name },
   starts_at: withOffset(a.startsAt, tz),
   ends_at: withOffset(a.endsAt, tz),
@@ -54,11 +55,11 @@ const legacyAiring = (a: any, tz: string) => ({
   banner_url: a.bannerUrl,
 })
 
-const PROGRAM = `id name slug synopsis bannerUrl trailerUrl type status availableOnDemand
+const PROGRAM = `id: uuid name slug synopsis bannerUrl trailerUrl type status availableOnDemand
   schedule { id dayOfWeek day startTime durationMinutes }`
 
 const legacyProgram = (p: any) => ({
-  id: p.id,
+  id: Number(p.id),
   name: p.name,
   slug: p.slug,
   synopsis: p.synopsis,
@@ -120,7 +121,7 @@ const AIRING_EXAMPLE = {
 }
 
 // Guides: the channel and its airings as GraphQL gives them, as the guide builders take them.
-const GUIDE_CHANNEL = 'id slug name timezone showBannerUrl streamUrl'
+const GUIDE_CHANNEL = 'id: uuid slug name timezone showBannerUrl streamUrl'
 const guideDocument = `query Guide($channel: String!) {
   channel(id: $channel) { ${GUIDE_CHANNEL}
     guide { id startsAt endsAt state bannerUrl program { name synopsis type } episode { episodeNumber name synopsis } }
@@ -375,13 +376,13 @@ export const channelRoutes: RestRoute[] = [
     document: `query OnAir($channel: String!) {
       channel(id: $channel) { timezone onAir {
         channelName status startedAt endsAt playbackSource bannerUrl
-        program { id name type status } episode { id episodeNumber name type status }
+        program { id: uuid name type status } episode { id episodeNumber name type status }
       } }
     }`,
     variables: ({ params }) => ({ channel: params.channel }),
     toLegacy: ({ channel: { timezone: tz, onAir: o } }) => ({
       channel_name: o.channelName,
-      program: o.program && { id: o.program.id, name: o.program.name, type: low(o.program.type), status: low(o.program.status) },
+      program: o.program && { id: Number(o.program.id), name: o.program.name, type: low(o.program.type), status: low(o.program.status) },
       episode: o.episode && {
         id: o.episode.id,
         episode_number: o.episode.episodeNumber,
@@ -490,7 +491,7 @@ export const channelRoutes: RestRoute[] = [
     microcache: true,
     document: `query Episodes($program: String!, $status: EpisodeStatus, $from: String, $to: String, $perPage: Int, $page: Int) {
       program(id: $program) {
-        id name channel { timezone }
+        id: uuid name channel { timezone }
         episodes(status: $status, from: $from, to: $to, perPage: $perPage, page: $page) {
           total currentPage lastPage perPage
           nodes {
@@ -510,7 +511,7 @@ export const channelRoutes: RestRoute[] = [
       page: intParam(query, 'page'),
     }),
     toLegacy: ({ program: p }) => ({
-      program: { id: p.id, name: p.name },
+      program: { id: Number(p.id), name: p.name },
       episodes: p.episodes.nodes.map((e: any) => ({
         id: e.id,
         episode_number: e.episodeNumber,

@@ -40,7 +40,7 @@ const contactBody: BodySpec = {
 }
 
 const PAGE_INFO = 'pageInfo { search total skipped perPage page pageCount }'
-const CONTACT_ITEM = 'id firstName familyName otherNames mobile email organization gender'
+const CONTACT_ITEM = 'id: uuid firstName familyName otherNames mobile email organization gender'
 
 /**
  * page, perPage, search from the query string; a non-integer page is a 422 naming it, and so is
@@ -118,7 +118,7 @@ export const messagingRoutes: RestRoute[] = [
     path: '/contact/group/create',
     api: 'messaging',
     body: true,
-    document: `mutation CreateGroup($input: CreateGroupInput!) { createGroup(input: $input) { created group { id } } }`,
+    document: `mutation CreateGroup($input: CreateGroupInput!) { createGroup(input: $input) { created group { id: uuid } } }`,
     variables: ({ body }) => {
       const input = readFields(expectObject(body), groupBody)
       if (input.name === undefined || input.name === null) throw validationError([{ field: 'name', message: 'name is required' }])
@@ -145,7 +145,7 @@ export const messagingRoutes: RestRoute[] = [
     path: '/contact/groups',
     api: 'messaging',
     document: `query ListGroups($page: Int, $perPage: Int, $search: String) {
-      groups(page: $page, perPage: $perPage, search: $search) { nodes { id name description } ${PAGE_INFO} }
+      groups(page: $page, perPage: $perPage, search: $search) { nodes { id: uuid name description } ${PAGE_INFO} }
     }`,
     variables: (input) => listVariables(input),
     toLegacy: ({ groups }) => ({
@@ -169,7 +169,7 @@ export const messagingRoutes: RestRoute[] = [
     api: 'messaging',
     document: `query GroupDetails($id: ID!) {
       group(id: $id) {
-        id name description subscribable subscriptionAutoresponse unsubscribeAutoresponse
+        id: uuid name description subscribable subscriptionAutoresponse unsubscribeAutoresponse
         subscriptionSim optinCode optoutCode subscriberCount createdAt updatedAt
       }
     }`,
@@ -227,7 +227,7 @@ export const messagingRoutes: RestRoute[] = [
     path: '/contact/group/:id/update',
     api: 'messaging',
     body: true,
-    document: `mutation UpdateGroup($id: ID!, $input: UpdateGroupInput!) { updateGroup(id: $id, input: $input) { id } }`,
+    document: `mutation UpdateGroup($id: ID!, $input: UpdateGroupInput!) { updateGroup(id: $id, input: $input) { id: uuid } }`,
     variables: ({ params, body }) => ({ id: params.id, input: readFields(expectObject(body), groupBody, { strict: true }) }),
     toLegacy: () => ({ status: 'success' }),
     legacyField: snakeCase,
@@ -356,7 +356,7 @@ export const messagingRoutes: RestRoute[] = [
     path: '/contact/save',
     api: 'messaging',
     body: true,
-    document: `mutation SaveContact($input: SaveContactInput!) { saveContact(input: $input) { created contact { id } } }`,
+    document: `mutation SaveContact($input: SaveContactInput!) { saveContact(input: $input) { created contact { id: uuid } } }`,
     variables: ({ body }) => ({ input: readFields(expectObject(body), contactBody) }),
     toLegacy: ({ saveContact: r }) => ({
       reference: r.contact.id,
@@ -401,8 +401,8 @@ export const messagingRoutes: RestRoute[] = [
     api: 'messaging',
     document: `query ContactDetails($id: ID!) {
       contact(id: $id) {
-        id mobile email firstName familyName otherNames gender organization skypeId whatsappNumber viberNumber
-        facebook twitter linkedin groupme wechat youtube selfSubscribed groups { id name }
+        id: uuid mobile email firstName familyName otherNames gender organization skypeId whatsappNumber viberNumber
+        facebook twitter linkedin groupme wechat youtube selfSubscribed groups { id: uuid name }
       }
     }`,
     variables: ({ params }) => ({ id: params.id }),
@@ -467,7 +467,7 @@ export const messagingRoutes: RestRoute[] = [
     method: 'GET',
     path: '/contact/:id/groups',
     api: 'messaging',
-    document: `query ContactGroups($id: ID!) { contact(id: $id) { groups { id name } } }`,
+    document: `query ContactGroups($id: ID!) { contact(id: $id) { groups { id: uuid name } } }`,
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: ({ contact }) => contact.groups.map((g: any) => ({ uuid: g.id, name: g.name })),
     openapi: {

@@ -8,7 +8,7 @@ export const smsRoutes: RestRoute[] = [
     path: '/sms/delivery-report/:reference',
     api: 'messaging',
     document: `query DeliveryReport($id: ID!) {
-      message(id: $id) { id to sender status broadcastTime pages costPerPage creditsDeducted mccmnc done doneDate sandbox }
+      message(id: $id) { id: uuid to sender status broadcastTime pages costPerPage creditsDeducted mccmnc done doneDate sandbox }
     }`,
     variables: ({ params }) => ({ id: params.reference }),
     toLegacy: ({ message: m }) => ({

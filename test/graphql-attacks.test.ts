@@ -186,6 +186,7 @@ describe.each(targets)('GraphQL document limits on $name', (target) => {
     ['too deep', `{ contacts { nodes { ${'groups { contacts { nodes { '.repeat(4)}id${' } } }'.repeat(4)} } } }`, /depth 15 is over the limit of 12/],
     ['introspection nesting 4 lists', '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }', /Introspection nests more than 3 lists/],
     ['a costly page inside a page', '{ groups(perPage: 100) { nodes { contacts(perPage: 100) { nodes { id } } } } }', /Query cost 20\d\d\d is over the limit/],
+    ['nested connections of 100', '{ groupsConnection(first: 100) { edges { node { contactsConnection(first: 100) { edges { node { uuid } } } } } } }', /Query cost 20302 is over the limit/],
     ['a costly page by variable', 'query($n: Int) { groups(perPage: $n) { nodes { contacts(perPage: 60) { nodes { id } } } } }', /Query cost \d+ is over the limit/],
     ['a fragment fan-out', `query { ...F0 } ${Array.from({ length: 30 }, (_, i) => `fragment F${i} on Query { ${i < 29 ? `...F${i + 1} ... on Query { ...F${i + 1} }` : '__typename'} }`).join(' ')}`, /Query cost \d+ is over the limit/],
   ]
@@ -203,6 +204,7 @@ describe.each(targets)('GraphQL document limits on $name', (target) => {
     await kit.gql(`{ ${Array.from({ length: 30 }, (_, i) => `a${i}: __typename`).join(' ')} }`, {}, key)
     await kit.gql(`{ contacts(perPage: 1) { nodes { ${'groups { contacts(perPage: 1) { nodes { '.repeat(3)}id${' } } }'.repeat(3)} } } }`, {}, key)
     await kit.gql('{ contacts(perPage: 100) { nodes { id mobile firstName groups { name } } pageInfo { total pageCount } } }', {}, key)
+    await kit.gql('{ contactsConnection(first: 100) { totalCount edges { cursor node { id mobile firstName groups { name } } } pageInfo { hasNextPage endCursor } } }', {}, key)
   })
 
   it('accepts the introspection query GraphiQL sends', async () => {

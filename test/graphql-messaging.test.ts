@@ -4,7 +4,7 @@ import { useKit } from './kit/kit.js'
 import { mobile } from './kit/seed.js'
 import { anyUuid } from './kit/matchers.js'
 
-const GROUP_FIELDS = 'id name description subscribable optinCode optoutCode subscriptionSim subscriberCount createdAt updatedAt'
+const GROUP_FIELDS = 'id: uuid name description subscribable optinCode optoutCode subscriptionSim subscriberCount createdAt updatedAt'
 
 describe.each(targets)('GraphQL messaging on $name', (target) => {
   const kit = useKit(target)
@@ -48,7 +48,7 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     )
     expect(updated.updateGroup).toEqual({ name: 'Readers', description: 'Book club', optinCode: null })
 
-    const page = await kit.gql(`{ groups(search: "BOOK") { nodes { id } pageInfo { total search page perPage skipped pageCount } } }`, {}, key)
+    const page = await kit.gql(`{ groups(search: "BOOK") { nodes { id: uuid } pageInfo { total search page perPage skipped pageCount } } }`, {}, key)
     expect(page.groups).toEqual({ nodes: [{ id }], pageInfo: { total: 1, search: 'BOOK', page: 1, perPage: 25, skipped: 0, pageCount: 1 } })
 
     const deleted = await kit.gql(`mutation($id: ID!) { deleteGroup(id: $id) { deletedId } }`, { id }, key)
@@ -60,7 +60,7 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
   it('saves contacts, enlists them and delists them', async () => {
     const s = await kit.seed().account().group({ name: 'Choir' })
     const number = mobile()
-    const save = `mutation($input: SaveContactInput!) { saveContact(input: $input) { created contact { id mobile firstName groups { name } selfSubscribed } } }`
+    const save = `mutation($input: SaveContactInput!) { saveContact(input: $input) { created contact { id: uuid mobile firstName groups { name } selfSubscribed } } }`
     const first = await kit.gql(save, { input: { mobile: number.replace('+254', '0'), firstName: 'Amani', groups: [s.group.id] } }, s.key)
     expect(first.saveContact).toEqual({
       created: true,

@@ -41,7 +41,7 @@ describe.each(targets)('GraphQL schema behaviour on $name', (target) => {
   it('root lookups by id are nullable: a missing id is null plus NOT_FOUND, and the other root fields still answer', async () => {
     const { key, group } = await kit.seed().account().group({ name: 'Kept' })
     for (const field of ['group', 'contact', 'message']) {
-      const res = await kit.graphql(`{ ${field}(id: "${MISSING}") { id } groups { nodes { id name } } }`, {}, key)
+      const res = await kit.graphql(`{ ${field}(id: "${MISSING}") { id } groups { nodes { id: uuid name } } }`, {}, key)
       expect(res.data, field).toEqual({ [field]: null, groups: { nodes: [{ id: group.id, name: 'Kept' }] } })
       expect(res.errors, field).toEqual([expect.objectContaining({ path: [field], extensions: { code: 'NOT_FOUND' } })])
     }

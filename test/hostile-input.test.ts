@@ -245,7 +245,7 @@ describe.each(targets)('hostile input on $name', (target) => {
     const op = await kit.seed().account('Operator')
     const other = await kit.seed().account('Other')
     const run = (doc: unknown, key: string) =>
-      kit.graphql('mutation($d: String!) { importChannel(document: $d) { id slug } }', { d: typeof doc === 'string' ? doc : JSON.stringify(doc) }, key)
+      kit.graphql('mutation($d: String!) { importChannel(document: $d) { id: uuid slug } }', { d: typeof doc === 'string' ? doc : JSON.stringify(doc) }, key)
     expect((await run(JSON.parse(SAMPLE), op.key)).data?.importChannel).toEqual({ id: SAMPLE_UUID, slug: 'city-tv' })
     await unchanged(kit, async () => {
       const bySlug = JSON.parse(SAMPLE)

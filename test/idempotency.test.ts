@@ -8,7 +8,7 @@ import { purgeExpiredIdempotencyRecords } from '../src/idempotency/purge-expired
 import { RETENTION_MS, isKeptAnswer } from '../src/idempotency/policy.js'
 
 const CREATE = '/api/contact/group/create'
-const CREATE_GQL = 'mutation Create($input: CreateGroupInput!) { createGroup(input: $input) { created group { id name } } }'
+const CREATE_GQL = 'mutation Create($input: CreateGroupInput!) { createGroup(input: $input) { created group { id: uuid name } } }'
 const key = (name: string) => ({ 'idempotency-key': name })
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -58,7 +58,7 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
     expect(await groups(s.account.id)).toBe(1)
 
     // A query with the header runs as usual and keeps nothing.
-    const query = await kit.rest('POST', '/graphql', { key: s.key, body: { query: '{ groups { nodes { id } } }' }, headers: key('gql-query') })
+    const query = await kit.rest('POST', '/graphql', { key: s.key, body: { query: '{ groups { nodes { id: uuid } } }' }, headers: key('gql-query') })
     expect(query.body).toEqual({ data: { groups: { nodes: [{ id: first.body.data.createGroup.group.id }] } } })
     expect(query.headers.get('idempotency-replayed')).toBeNull()
     expect(await records(s.account.id)).toBe(1)

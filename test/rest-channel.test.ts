@@ -331,7 +331,7 @@ describe.each(targets)('channel management over GraphQL on $name', (target) => {
   it('lets the operator import, go live and end it; others get 404', async () => {
     const op = await kit.seed().account('Operator')
     const other = await kit.seed().account('Other')
-    const imported = await kit.gql(`mutation($d: String!) { importChannel(document: $d) { id slug } }`, { d: SAMPLE }, op.key)
+    const imported = await kit.gql(`mutation($d: String!) { importChannel(document: $d) { id: uuid slug } }`, { d: SAMPLE }, op.key)
     expect(imported.importChannel).toEqual({ id: UUID, slug: 'city-tv' })
     const hijack = await kit.graphql(`mutation($d: String!) { importChannel(document: $d) { id } }`, { d: SAMPLE }, other.key)
     expect(hijack.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')

@@ -9,7 +9,7 @@ import { applyDueCarrierEvents } from '../src/sms/carrier-events.js'
 import { recordCarrierStatus } from '../src/sms/record-status.js'
 import type { Seeded } from './kit/seed.js'
 
-const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id status done creditsDeducted carrierErrorCode } }`
+const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid status done creditsDeducted carrierErrorCode } }`
 const LEASE = 2_000
 const DEADLINE = 60_000
 

@@ -6,7 +6,7 @@ import { applyDueCarrierEvents } from '../src/sms/carrier-events.js'
 import { SANDBOX_MAGIC_NUMBERS } from '../src/sms/sandbox-gateway.js'
 import type { Seeded } from './kit/seed.js'
 
-const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id status done pages encoding costPerPage creditsDeducted sandbox } }`
+const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid status done pages encoding costPerPage creditsDeducted sandbox } }`
 
 describe.each(targets)('SMS sending and delivery reports on $name', (target) => {
   const clock = fixedClock('2026-03-10T08:15:00Z')

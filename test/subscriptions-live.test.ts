@@ -192,7 +192,7 @@ describe.each(targets)('live subscriptions over SSE on $name', (target) => {
     const stream = await sub(MEMBERSHIP, { g: s.group.id }, s.key)
     expect(await stream.opened()).toBe(true)
     const from = mobile()
-    const inbound = await kit.gql(`mutation($i: InboundSmsInput!) { receiveSms(input: $i) { action contact { id } } }`, { i: { to: '22123', from, text: 'join' } }, s.key)
+    const inbound = await kit.gql(`mutation($i: InboundSmsInput!) { receiveSms(input: $i) { action contact { id: uuid } } }`, { i: { to: '22123', from, text: 'join' } }, s.key)
     expect(inbound.receiveSms.action).toBe('SUBSCRIBED')
     const contactId = inbound.receiveSms.contact.id
     await kit.gql(`mutation($g: ID!, $m: [String!]!) { delistContacts(groupId: $g, mobiles: $m) { delisted } }`, { g: s.group.id, m: [from] }, s.key)

@@ -7,7 +7,7 @@ import { claimDueDeliveries, dispatchBatch, LEASE_MS } from '../src/webhooks/dis
 import { runWorkerTick } from '../src/worker.js'
 import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js'
 
-const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id } }`
+const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid } }`
 const SET = `mutation($url: String!) { setWebhook(url: $url) { secret webhook { url enabled } } }`
 
 describe.each(targets)('webhooks on $name', (target) => {

@@ -1,5 +1,6 @@
 // Channel management: authenticated by an operator key (an API key of the account that operates the channel).
 import { builder } from './builder.js'
+import { localId } from './node-id.js'
 import { ChannelRef } from './channel.js'
 import { importChannel } from '../channel/import-channel.js'
 import { cancelAiring, endEpisodeFeed, endLiveBroadcast, startEpisodeFeed, startLiveBroadcast } from '../channel/operate.js'
@@ -53,12 +54,12 @@ builder.mutationFields((t) => ({
     type: LiveBroadcastRef,
     description: 'Starts an unscheduled live broadcast on a channel the key operates.',
     args: {
-      channel: t.arg.string({ required: true, description: 'uuid or slug' }),
+      channel: t.arg.string({ required: true, description: 'uuid or slug, or the global id' }),
       title: t.arg.string({ required: true, description: 'Title, at most 200 characters.' }),
       description: t.arg.string({ description: 'Description, at most 2,000 characters.' }),
       location: t.arg.string({ description: 'Where it comes from, at most 200 characters.' }),
     },
-    resolve: async (_root, { channel, ...input }, ctx) => announced(ctx, await startLiveBroadcast(ctx.deps, (await ctx.account()).id, channel, input)),
+    resolve: async (_root, { channel, ...input }, ctx) => announced(ctx, await startLiveBroadcast(ctx.deps, (await ctx.account()).id, localId(channel, 'Channel'), input)),
   }),
   endLiveBroadcast: t.field({
     type: LiveBroadcastRef,

@@ -18,8 +18,13 @@ import {
 } from '../channel/rules.js'
 import { channelSelect, findChannel, findProgram, guideAirings, nextAiring, parseTimeParam, streamChannels, upcomingAirings } from '../channel/queries.js'
 import { DAY_NAMES, localHourMinute } from '../channel/zoned-time.js'
+import { localId } from './node-id.js'
 
 const now = (ctx: Context) => ctx.deps.clock.now()
+const nullWhenNotFound = (error: unknown) => {
+  if (error instanceof AppError && error.code === 'NOT_FOUND') return null
+  throw error
+}
 /** GraphQL enum values are the REST values upper-cased; each keeps its meaning as a description. */
 const upper = <T extends string>(values: Record<T, string>) =>
   Object.fromEntries(Object.entries<string>(values).map(([v, description]) => [v.toUpperCase(), { value: v, description }])) as {
@@ -145,7 +150,7 @@ const AiringRef = builder.objectRef<AiringSource>('Airing')
 ProgramRef.implement({
   description: 'A program of a channel, with weekly slots and episodes.',
   fields: (t) => ({
-    id: t.exposeInt('id', { description: 'The program id.' }),
+    uuid: t.exposeID('id', { description: 'The program id (a number written as an ID; the REST `id`): the database id, named uuid as on every other Node.' }),
     name: t.exposeString('name', { description: 'Title.' }),
     slug: t.exposeString('slug', { description: 'Unique across channels; usable wherever the id is.' }),
     synopsis: t.exposeString('synopsis', { description: 'Synopsis; empty when none.' }),
@@ -340,7 +345,7 @@ function paging(page: number | null | undefined, perPage: number | null | undefi
 export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
   description: 'A broadcast channel: public, read-only.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The channel uuid.' }),
+    uuid: t.exposeID('id', { description: 'The channel uuid (the REST `uuid`).' }),
     slug: t.exposeString('slug', { description: 'Short name, usable wherever the uuid is.' }),
     name: t.exposeString('name', { description: 'Display name.' }),
     timezone: t.exposeString('timezone', { description: 'IANA zone of its weekly slots.' }),
@@ -452,6 +457,16 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
   }),
 })
 
+// Public nodes: node(id:) answers what channel(id:) and program(id:) answer, null where they are NOT_FOUND.
+builder.nodeRef<ChannelRow, string, typeof ChannelRef>(ChannelRef, {
+  id: { description: 'The global id (Relay); `uuid` is the database id.', resolve: (c) => c.id },
+  loadOne: (id, ctx) => ctx.deps.channelCache.channel(ctx.deps.db, id, false).catch(nullWhenNotFound),
+})
+builder.nodeRef<ProgramSource, string, typeof ProgramRef>(ProgramRef, {
+  id: { description: 'The global id (Relay); `uuid` is the program id.', resolve: (p) => p.id },
+  loadOne: (id, ctx) => findProgram(ctx.deps.db, id).catch(nullWhenNotFound),
+})
+
 builder.objectField(ProgramRef, 'channel', (t) =>
   t.field({
     type: ChannelRef,
@@ -507,8 +522,8 @@ builder.queryFields((t) => ({
     type: ChannelRef,
     nullable: true,
     description: 'A channel by uuid or slug. Public. Null, with a NOT_FOUND error, when there is none.',
-    args: { id: t.arg.string({ required: true, description: 'The channel uuid or slug.' }) },
-    resolve: (_root, { id }, ctx) => ctx.deps.channelCache.channel(ctx.deps.db, id, true),
+    args: { id: t.arg.string({ required: true, description: 'The channel uuid or slug, or its global id.' }) },
+    resolve: (_root, { id }, ctx) => ctx.deps.channelCache.channel(ctx.deps.db, localId(id, 'Channel'), true),
   }),
   streamChannels: t.field({
     type: [ChannelRef],
@@ -519,8 +534,8 @@ builder.queryFields((t) => ({
     type: ProgramRef,
     nullable: true,
     description: 'An active or paused program by id or slug. Public. Null, with a NOT_FOUND error, when there is none.',
-    args: { id: t.arg.string({ required: true, description: 'The program id or slug.' }) },
-    resolve: (_root, { id }, ctx) => findProgram(ctx.deps.db, id),
+    args: { id: t.arg.string({ required: true, description: 'The program id or slug, or its global id.' }) },
+    resolve: (_root, { id }, ctx) => findProgram(ctx.deps.db, localId(id, 'Program')),
   }),
 }))
 

@@ -2,6 +2,7 @@
 // (src/live/topics.ts) with ids only; each subscriber reads what it sends, scoped to its account.
 import { Repeater } from 'graphql-yoga'
 import { builder } from './builder.js'
+import { localId } from './node-id.js'
 import { SentMessage } from './sms.js'
 import { NowPlayingRef } from './channel.js'
 import type { Context } from './context.js'
@@ -73,10 +74,10 @@ builder.subscriptionFields((t) => ({
     type: SentMessage,
     description:
       "Every status change of the key's account's messages, as its delivery report (`status` is the status the change set; the other fields as of when it is sent). Needs an API key.",
-    args: { messageId: t.arg.id({ description: 'Only this message; NOT_FOUND when the account has no such message.' }) },
+    args: { messageId: t.arg.id({ description: 'Only this message (uuid or global id); NOT_FOUND when the account has no such message.' }) },
     subscribe: async (_root, { messageId }, ctx) => {
       const accountId = (await ctx.account()).id
-      const only = messageId === null || messageId === undefined ? null : String(messageId)
+      const only = messageId === null || messageId === undefined ? null : localId(messageId, 'SentMessage')
       if (only !== null && (!isStorableText(only) || !(await ctx.deps.db.message.findFirst({ where: { id: only, accountId }, select: { id: true } })))) {
         throw notFound('Delivery report')
       }
@@ -104,9 +105,9 @@ builder.subscriptionFields((t) => ({
     type: NowPlayingRef,
     description:
       "A channel's now playing answer: at once, then whenever it changes (a slot, broadcast or playlist item starts or ends, a live broadcast starts or ends, an operator changes the channel). Public.",
-    args: { channel: t.arg.string({ required: true, description: 'uuid or slug' }) },
+    args: { channel: t.arg.string({ required: true, description: 'uuid or slug, or the global id' }) },
     subscribe: async (_root, { channel }, ctx) => {
-      const row = await findChannel(ctx.deps.db, channel, true)
+      const row = await findChannel(ctx.deps.db, localId(channel, 'Channel'), true)
       await busListening(ctx)
       const hub = nowPlayingHub(ctx.deps)
       return new Repeater<NowPlaying>(async (push, stop) => {
@@ -120,10 +121,10 @@ builder.subscriptionFields((t) => ({
   groupMembership: t.field({
     type: MembershipChange,
     description: "Joins and leaves of one of the key's account's groups, by SMS code or mutation. NOT_FOUND for a group of another account.",
-    args: { groupId: t.arg.id({ required: true, description: 'The group uuid.' }) },
+    args: { groupId: t.arg.id({ required: true, description: 'The group uuid or global id.' }) },
     subscribe: async (_root, { groupId }, ctx) => {
       const accountId = (await ctx.account()).id
-      const group = await findGroup(ctx.deps.db, accountId, String(groupId), { select: { id: true } })
+      const group = await findGroup(ctx.deps.db, accountId, localId(groupId, 'Group'), { select: { id: true } })
       await busListening(ctx)
       const { events } = ctx.deps
       return new Repeater<MembershipEvent>(async (push, stop) => {

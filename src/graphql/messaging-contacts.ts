@@ -7,10 +7,15 @@ import type { Contact as ContactRow } from '../generated/sqlite/client.js'
 import { pageInfo, pageRequest, type PageInput, type PageRequest } from '../messaging/paging.js'
 import { deleteContact } from '../messaging/contacts.js'
 import { addContactsToGroup, delistContacts, saveContact } from '../messaging/upsert-contacts.js'
-import { CONTACT_LIST_COLUMNS, findContact, listColumns, listContacts, type ContactListPage } from '../messaging/contact-list.js'
+import { CONTACT_LIST_COLUMNS, contactListWhere, findContact, listColumns, listContacts, type ContactListPage } from '../messaging/contact-list.js'
+import { contactListTotal } from '../messaging/list-totals.js'
+import { prismaConnection, type ConnectionArgs } from './connections.js'
+import type { KeysetOrder } from './keyset.js'
 import type { Context } from './context.js'
 import { findGroup } from '../messaging/groups.js'
 import { Group } from './messaging-groups.js'
+import { accountScoped } from './account-scoped.js'
+import { localId } from './node-id.js'
 
 /** One meaning per contact field, for the output type and the input alike. */
 const FIELD = {
@@ -31,12 +36,16 @@ const FIELD = {
   youtube: 'YouTube channel.',
 } as const
 
-export const Contact = builder.prismaObject('Contact', {
+export const Contact = builder.prismaNode('Contact', {
   description: 'A person reachable by SMS, identified by mobile number within the account.',
   // Select mode: a query reads only the columns its fields need (issue 8, narrow selects).
   select: { id: true },
+  id: { field: 'id', description: 'The global id (Relay); `uuid` is the database id.' },
+  // node(id:) finds only the key's account's contacts: another account's id answers null.
+  findUnique: accountScoped,
+  nullable: true,
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The contact uuid (the REST `reference`).' }),
+    uuid: t.exposeID('id', { description: 'The contact uuid (the REST `reference`).' }),
     mobile: t.exposeString('mobile', { description: 'E.164, with the leading +.' }),
     firstName: t.exposeString('firstName', { description: FIELD.firstName }),
     familyName: t.exposeString('familyName', { description: FIELD.familyName }),
@@ -151,8 +160,8 @@ builder.queryFields((t) => ({
     type: 'Contact',
     nullable: true,
     description: 'A contact of the account by uuid. Null, with a NOT_FOUND error, when there is none.',
-    args: { id: t.arg.id({ required: true, description: 'The contact uuid.' }) },
-    resolve: async (query, _root, { id }, ctx) => findContact(ctx.deps.db, (await ctx.account()).id, String(id), query),
+    args: { id: t.arg.id({ required: true, description: 'The contact uuid or global id.' }) },
+    resolve: async (query, _root, { id }, ctx) => findContact(ctx.deps.db, (await ctx.account()).id, localId(id, 'Contact'), query),
   }),
 }))
 
@@ -175,7 +184,7 @@ const SaveContactInput = builder.inputType('SaveContactInput', {
     groupme: t.string({ description: FIELD.groupme }),
     wechat: t.string({ description: FIELD.wechat }),
     youtube: t.string({ description: FIELD.youtube }),
-    groups: t.idList({ description: 'Groups to enlist the contact on; it stays on groups not listed.' }),
+    groups: t.idList({ description: 'Groups (uuids or global ids) to enlist the contact on; it stays on groups not listed.' }),
   }),
 })
 
@@ -229,8 +238,9 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: SaveContactInput, required: true, description: 'The contact.' }) },
     resolve: async (_root, { input }, ctx) => {
       const accountId = (await ctx.account()).id
-      const saved = await withMembershipChanges(ctx.deps, accountId, { groupIds: input.groups, mobiles: [input.mobile] }, () =>
-        saveContact(ctx.deps, accountId, { ...input, groups: input.groups?.map(String) }),
+      const groups = input.groups?.map((g) => localId(g, 'Group'))
+      const saved = await withMembershipChanges(ctx.deps, accountId, { groupIds: groups, mobiles: [input.mobile] }, () =>
+        saveContact(ctx.deps, accountId, { ...input, groups }),
       )
       return { contactId: saved.id, created: saved.created }
     },
@@ -238,24 +248,27 @@ builder.mutationFields((t) => ({
   deleteContact: t.field({
     type: DeletedPayload,
     description: 'Deletes a contact with its memberships and subscription history.',
-    args: { id: t.arg.id({ required: true, description: 'The contact uuid.' }) },
-    resolve: async (_root, { id }, ctx) => {
+    args: { id: t.arg.id({ required: true, description: 'The contact uuid or global id.' }) },
+    resolve: async (_root, { id: given }, ctx) => {
       const accountId = (await ctx.account()).id
-      return { deletedId: await withContactRemoval(ctx.deps, accountId, String(id), () => deleteContact(ctx.deps, accountId, String(id))) }
+      const id = localId(given, 'Contact')
+      return { deletedId: await withContactRemoval(ctx.deps, accountId, id, () => deleteContact(ctx.deps, accountId, id)) }
     },
   }),
   addContactsToGroup: t.field({
     type: AddContactsToGroupPayload,
     description: 'Saves each contact (as saveContact) and enlists it on the group. All or nothing; at most 10,000.',
     args: {
-      groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
+      groupId: t.arg.id({ required: true, description: 'The group uuid or global id.' }),
       contacts: t.arg({ type: [SaveContactInput], required: true, description: 'The contacts; one bad item fails the whole request.' }),
     },
-    resolve: async (_root, { groupId, contacts }, ctx) => {
+    resolve: async (_root, { groupId: given, contacts: input }, ctx) => {
       const accountId = (await ctx.account()).id
-      const groupIds = [String(groupId), ...contacts.flatMap((c) => c.groups ?? [])]
+      const groupId = localId(given, 'Group')
+      const contacts = input.map((c) => ({ ...c, groups: c.groups?.map((g) => localId(g, 'Group')) }))
+      const groupIds = [groupId, ...contacts.flatMap((c) => c.groups ?? [])]
       return withMembershipChanges(ctx.deps, accountId, { groupIds, mobiles: contacts.map((c) => c.mobile) }, () =>
-        addContactsToGroup(ctx.deps, accountId, String(groupId), contacts.map((c) => ({ ...c, groups: c.groups?.map(String) }))),
+        addContactsToGroup(ctx.deps, accountId, groupId, contacts),
       )
     },
   }),
@@ -263,12 +276,67 @@ builder.mutationFields((t) => ({
     type: DelistContactsPayload,
     description: 'Removes the numbers from the group; numbers not on it, or unknown, are ignored.',
     args: {
-      groupId: t.arg.id({ required: true, description: 'The group uuid.' }),
+      groupId: t.arg.id({ required: true, description: 'The group uuid or global id.' }),
       mobiles: t.arg.stringList({ required: true, description: 'Mobile numbers, in any spelling; at most 10,000.' }),
     },
-    resolve: async (_root, { groupId, mobiles }, ctx) => {
+    resolve: async (_root, { groupId: given, mobiles }, ctx) => {
       const accountId = (await ctx.account()).id
-      return withMembershipChanges(ctx.deps, accountId, { groupIds: [groupId], mobiles }, () => delistContacts(ctx.deps, accountId, String(groupId), mobiles))
+      const groupId = localId(given, 'Group')
+      return withMembershipChanges(ctx.deps, accountId, { groupIds: [groupId], mobiles }, () => delistContacts(ctx.deps, accountId, groupId, mobiles))
     },
   }),
 }))
+
+// ---------------------------------------------------------------- Relay connection
+
+/** The REST order (contactListOrder), as a keyset: sort keys, then the uuid as the last tiebreak. */
+const CONTACT_ORDER: KeysetOrder = {
+  name: 'contacts',
+  columns: [
+    { field: 'firstNameKey', direction: 'asc', type: 'string' },
+    { field: 'familyNameKey', direction: 'asc', type: 'string' },
+    { field: 'id', direction: 'asc', type: 'string' },
+  ],
+}
+
+const ContactConnection = builder.connectionObject(
+  { type: Contact, name: 'ContactConnection', description: 'Contacts, alphabetical by first name, then family name, then uuid (the order of the `contacts` pages).' },
+  { name: 'ContactEdge', description: 'A contact and its cursor.' },
+)
+
+function contactConnection(ctx: Context, info: GraphQLResolveInfo, accountId: string, args: ConnectionArgs & { search?: string | null }, groupId?: string) {
+  // The same search rules and filter as the offset pages.
+  const { searchKey } = pageRequest({ search: args.search })
+  return prismaConnection(ctx, info, args, {
+    typeName: 'Contact',
+    order: CONTACT_ORDER,
+    where: contactListWhere(accountId, { searchKey }, groupId),
+    findMany: (query) => ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>,
+    findFirst: (query) => ctx.deps.db.contact.findFirst(query),
+    totalCount: () => contactListTotal(ctx.deps.db, { accountId, groupId, searchKey }),
+  })
+}
+
+builder.queryField('contactsConnection', (t) =>
+  t.connection(
+    {
+      type: Contact,
+      description: "The account's contacts as a Relay connection (cursor pagination), in the order of `contacts`.",
+      args: { search: t.arg.string({ description: CONTACT_SEARCH }) },
+      resolve: async (_root, args, ctx, info) => contactConnection(ctx, info, (await ctx.account()).id, args),
+    },
+    ContactConnection,
+  ),
+)
+
+builder.objectField(Group, 'contactsConnection', (t) =>
+  t.connection(
+    {
+      type: Contact,
+      description: "The group's contacts as a Relay connection (cursor pagination), in the order of `contacts`.",
+      args: { search: t.arg.string({ description: CONTACT_SEARCH }) },
+      resolve: (group, args, ctx, info) => contactConnection(ctx, info, group.accountId, args, group.id),
+    },
+    ContactConnection,
+  ),
+)

@@ -2,14 +2,22 @@ import { builder, type BuilderTypes } from './builder.js'
 import { DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
 import type { Group as GroupRow } from '../generated/sqlite/client.js'
-import { GROUP_LIST_COLUMNS, createGroup, deleteGroup, findGroup, listGroups, updateGroup } from '../messaging/groups.js'
+import { GROUP_LIST_COLUMNS, createGroup, deleteGroup, findGroup, groupListWhere, listGroups, updateGroup } from '../messaging/groups.js'
+import { prismaConnection } from './connections.js'
+import type { KeysetOrder } from './keyset.js'
 import type { Context } from './context.js'
 import { publishGroupDeleted } from '../live/membership-events.js'
+import { accountScoped } from './account-scoped.js'
+import { localId } from './node-id.js'
 
-export const Group = builder.prismaObject('Group', {
+export const Group = builder.prismaNode('Group', {
   description: 'A contact group. Subscribable groups take SMS opt-in and opt-out codes on a hosted SIM.',
+  id: { field: 'id', description: 'The global id (Relay); `uuid` is the database id.' },
+  // node(id:) finds only the key's account's groups: another account's id answers null.
+  findUnique: accountScoped,
+  nullable: true,
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The group uuid (the REST `reference`).' }),
+    uuid: t.exposeID('id', { description: 'The group uuid (the REST `reference`).' }),
     name: t.exposeString('name', { description: 'Unique per account, case-insensitively.' }),
     description: t.exposeString('description', { description: 'Free text; empty when none.' }),
     subscribable: t.exposeBoolean('subscribable', { description: 'Whether people can join and leave by SMS codes sent to subscriptionSim.' }),
@@ -72,8 +80,8 @@ builder.queryFields((t) => ({
     type: 'Group',
     nullable: true,
     description: 'A group of the account by uuid. Null, with a NOT_FOUND error, when there is none.',
-    args: { id: t.arg.id({ required: true, description: 'The group uuid.' }) },
-    resolve: async (query, _root, { id }, ctx) => findGroup(ctx.deps.db, (await ctx.account()).id, String(id), query),
+    args: { id: t.arg.id({ required: true, description: 'The group uuid or global id.' }) },
+    resolve: async (query, _root, { id }, ctx) => findGroup(ctx.deps.db, (await ctx.account()).id, localId(id, 'Group'), query),
   }),
 }))
 
@@ -120,23 +128,57 @@ builder.mutationFields((t) => ({
     type: 'Group',
     description: 'Changes the given fields of a group. A name or code that would collide is a CONFLICT.',
     args: {
-      id: t.arg.id({ required: true, description: 'The group uuid.' }),
+      id: t.arg.id({ required: true, description: 'The group uuid or global id.' }),
       input: t.arg({ type: UpdateGroupInput, required: true, description: 'The fields to change.' }),
     },
     resolve: async (query, _root, { id, input }, ctx) => {
-      const group = await updateGroup(ctx.deps, (await ctx.account()).id, String(id), input)
+      const group = await updateGroup(ctx.deps, (await ctx.account()).id, localId(id, 'Group'), input)
       return ctx.deps.db.group.findUniqueOrThrow({ ...query, where: { id: group.id } })
     },
   }),
   deleteGroup: t.field({
     type: DeletedPayload,
     description: 'Deletes the group; its contacts stay.',
-    args: { id: t.arg.id({ required: true, description: 'The group uuid.' }) },
+    args: { id: t.arg.id({ required: true, description: 'The group uuid or global id.' }) },
     resolve: async (_root, { id }, ctx) => {
       const accountId = (await ctx.account()).id
-      const deletedId = await deleteGroup(ctx.deps, accountId, String(id))
+      const deletedId = await deleteGroup(ctx.deps, accountId, localId(id, 'Group'))
       await publishGroupDeleted(ctx.deps, accountId, deletedId)
       return { deletedId }
     },
   }),
 }))
+
+/** The order of the `groups` pages (groupListOrder): lower-cased name, then the uuid. */
+const GROUP_ORDER: KeysetOrder = {
+  name: 'groups',
+  columns: [
+    { field: 'nameKey', direction: 'asc', type: 'string' },
+    { field: 'id', direction: 'asc', type: 'string' },
+  ],
+}
+
+builder.queryField('groupsConnection', (t) =>
+  t.connection(
+    {
+      type: Group,
+      description: "The account's groups as a Relay connection (cursor pagination), in the order of `groups`.",
+      args: { search: t.arg.string({ description: 'Case-insensitive substring of name or description.' }) },
+      resolve: async (_root, args, ctx, info) => {
+        const accountId = (await ctx.account()).id
+        const where = groupListWhere(accountId, pageRequest({ search: args.search }))
+        return prismaConnection(ctx, info, args, {
+          typeName: 'Group',
+          order: GROUP_ORDER,
+          where,
+          findMany: (query) => ctx.deps.db.group.findMany(query),
+          findFirst: (query) => ctx.deps.db.group.findFirst(query),
+          // Accounts hold few groups: a COUNT, as the pages do.
+          totalCount: () => ctx.deps.db.group.count({ where }),
+        })
+      },
+    },
+    { name: 'GroupConnection', description: 'Groups by lower-cased name, then uuid (the order of the `groups` pages).' },
+    { name: 'GroupEdge', description: 'A group and its cursor.' },
+  ),
+)

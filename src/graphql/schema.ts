@@ -1,6 +1,7 @@
 import { GraphQLSchema, lexicographicSortSchema } from 'graphql'
 import { builder } from './builder.js'
 import './common.js'
+import './connections.js'
 import './messaging-groups.js'
 import './messaging-contacts.js'
 import './sms.js'

@@ -1,4 +1,7 @@
 import { builder } from './builder.js'
+import { localId } from './node-id.js'
+import { prismaConnection } from './connections.js'
+import type { KeysetOrder } from './keyset.js'
 import { DELIVERY_STATUSES } from '../sms/delivery-status.js'
 import { formatCredits } from '../sms/money.js'
 import { reportTime } from '../sms/report-time.js'
@@ -6,6 +9,7 @@ import { sendSms } from '../sms/send-sms.js'
 import { recordCarrierStatus } from '../sms/record-status.js'
 import { isStorableText } from '../messaging/input-rules.js'
 import { notFound } from '../errors.js'
+import { accountScoped } from './account-scoped.js'
 
 /** The meaning of each delivery status, as the delivery report documents it. */
 const STATUS_MEANING: Record<(typeof DELIVERY_STATUSES)[number], string> = {
@@ -47,11 +51,15 @@ const StatusUpdate = builder.prismaObject('MessageStatusUpdate', {
   }),
 })
 
-export const SentMessage = builder.prismaObject('Message', {
+export const SentMessage = builder.prismaNode('Message', {
   name: 'SentMessage',
   description: 'An SMS sent through the account and its delivery report.',
+  id: { field: 'id', description: 'The global id (Relay); `uuid` is the database id.' },
+  // node(id:) finds only the key's account's messages: another account's id answers null.
+  findUnique: accountScoped,
+  nullable: true,
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The delivery report reference.' }),
+    uuid: t.exposeID('id', { description: 'The message uuid: the delivery report reference.' }),
     to: t.exposeString('mobile', { description: 'Recipient, E.164.' }),
     sender: t.exposeString('sender', { description: 'The sender id shown to the recipient.' }),
     text: t.exposeString('text', { description: 'The message text.' }),
@@ -96,7 +104,7 @@ const SendSmsInput = builder.inputType('SendSmsInput', {
 const CarrierStatusInput = builder.inputType('CarrierStatusInput', {
   description: 'A status change reported by a carrier connector. Name the message by id, or by gateway and its gateway id.',
   fields: (t) => ({
-    messageId: t.id({ description: 'Our message id (the report reference).' }),
+    messageId: t.id({ description: 'Our message id (the report reference), or its global id.' }),
     gateway: t.string({ description: 'The gateway name, with gatewayMessageId, when the message id is not known.' }),
     gatewayMessageId: t.string({ description: "The gateway's id for the message." }),
     status: t.string({ required: true, description: 'Raw carrier status: SMPP stat (DELIVRD, UNDELIV, EXPIRED, REJECTD, UNKNOWN, ACCEPTD, DELETED, ENROUTE) or a documented code.' }),
@@ -111,11 +119,12 @@ builder.queryFields((t) => ({
     type: 'Message',
     nullable: true,
     description: 'A sent message and its delivery report, by reference. Null, with a NOT_FOUND error, when there is none.',
-    args: { id: t.arg.id({ required: true, description: 'The message id (delivery report reference).' }) },
-    resolve: async (query, _root, { id }, ctx) => {
+    args: { id: t.arg.id({ required: true, description: 'The message uuid (delivery report reference) or global id.' }) },
+    resolve: async (query, _root, { id: given }, ctx) => {
+      const id = localId(given, 'SentMessage')
       // An id no database could hold (NUL, lone surrogate) names nothing; querying it would be an error.
-      if (!isStorableText(String(id))) throw notFound('Delivery report')
-      const message = await ctx.deps.db.message.findFirst({ ...query, where: { id: String(id), accountId: (await ctx.account()).id } })
+      if (!isStorableText(id)) throw notFound('Delivery report')
+      const message = await ctx.deps.db.message.findFirst({ ...query, where: { id, accountId: (await ctx.account()).id } })
       if (!message) throw notFound('Delivery report')
       return message
     },
@@ -141,10 +150,42 @@ builder.mutationFields((t) => ({
       const accountId = (await ctx.account()).id
       const { messageId } = await recordCarrierStatus(
         ctx.deps,
-        { ...input, messageId: input.messageId ? String(input.messageId) : undefined, at: input.at ?? undefined },
+        { ...input, messageId: input.messageId ? localId(input.messageId, 'SentMessage') : undefined, at: input.at ?? undefined },
         accountId,
       )
       return ctx.deps.db.message.findUniqueOrThrow({ ...query, where: { id: messageId } })
     },
   }),
 }))
+
+/** Newest first: creation time, then the uuid (descending) as the last tiebreak. */
+const MESSAGE_ORDER: KeysetOrder = {
+  name: 'messages',
+  columns: [
+    { field: 'createdAt', direction: 'desc', type: 'date' },
+    { field: 'id', direction: 'desc', type: 'string' },
+  ],
+}
+
+builder.queryField('messagesConnection', (t) =>
+  t.connection(
+    {
+      type: SentMessage,
+      description: "The account's sent messages with their delivery reports, newest first, as a Relay connection (cursor pagination).",
+      args: { status: t.arg({ type: DeliveryStatusEnum, description: 'Only messages whose latest status is this one.' }) },
+      resolve: async (_root, { status, ...args }, ctx, info) => {
+        const where = { accountId: (await ctx.account()).id, ...(status ? { status } : {}) }
+        return prismaConnection(ctx, info, args, {
+          typeName: 'SentMessage',
+          order: MESSAGE_ORDER,
+          where,
+          findMany: (query) => ctx.deps.db.message.findMany(query),
+          findFirst: (query) => ctx.deps.db.message.findFirst(query),
+          totalCount: () => ctx.deps.db.message.count({ where }),
+        })
+      },
+    },
+    { name: 'SentMessageConnection', description: 'Sent messages, newest first (then by uuid, descending).' },
+    { name: 'SentMessageEdge', description: 'A sent message and its cursor.' },
+  ),
+)

@@ -1,5 +1,7 @@
 import { builder } from './builder.js'
 import { DeletedPayload } from './common.js'
+import { prismaConnection } from './connections.js'
+import type { KeysetOrder } from './keyset.js'
 import { redeliver, removeWebhook, rotateWebhookSecret, setWebhook } from '../webhooks/endpoints.js'
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
@@ -22,7 +24,7 @@ const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   }),
 })
 
-builder.prismaObject('WebhookDelivery', {
+const WebhookDelivery = builder.prismaObject('WebhookDelivery', {
   description: 'One report update on its way to the webhook.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Sent as webhook-id; the same on every retry.' }),
@@ -79,11 +81,44 @@ builder.queryFields((t) => ({
       ctx.deps.db.webhookDelivery.findMany({
         ...query,
         where: { accountId: (await ctx.account()).id, ...(state ? { state } : {}) },
-        orderBy: { createdAt: 'desc' },
+        // The uuid breaks ties of the same instant, so the order is the same on every read.
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
         take: Math.min(Math.max(first ?? 50, 1), 200),
       }),
   }),
 }))
+
+/** The order of `webhookDeliveries`: newest first, then the id (descending) as the last tiebreak. */
+const DELIVERY_ORDER: KeysetOrder = {
+  name: 'webhook-deliveries',
+  columns: [
+    { field: 'createdAt', direction: 'desc', type: 'date' },
+    { field: 'id', direction: 'desc', type: 'string' },
+  ],
+}
+
+builder.queryField('webhookDeliveriesConnection', (t) =>
+  t.connection(
+    {
+      type: WebhookDelivery,
+      description: "The account's webhook deliveries, newest first, as a Relay connection (cursor pagination).",
+      args: { state: t.arg({ type: WebhookDeliveryState, description: 'Only deliveries in this state.' }) },
+      resolve: async (_root, { state, ...args }, ctx, info) => {
+        const where = { accountId: (await ctx.account()).id, ...(state ? { state } : {}) }
+        return prismaConnection(ctx, info, args, {
+          typeName: 'WebhookDelivery',
+          order: DELIVERY_ORDER,
+          where,
+          findMany: (query) => ctx.deps.db.webhookDelivery.findMany(query),
+          findFirst: (query) => ctx.deps.db.webhookDelivery.findFirst(query),
+          totalCount: () => ctx.deps.db.webhookDelivery.count({ where }),
+        })
+      },
+    },
+    { name: 'WebhookDeliveryConnection', description: 'Webhook deliveries, newest first (then by id, descending).' },
+    { name: 'WebhookDeliveryEdge', description: 'A webhook delivery and its cursor.' },
+  ),
+)
 
 builder.mutationFields((t) => ({
   setWebhook: t.field({

@@ -53,6 +53,12 @@ export const pagingMaximum: Record<string, number> = {
 /** A paging argument on a field not in the table above is assumed to allow this many. */
 export const defaultPagingMaximum = 100
 
+/** Rows of a connection page when neither `first` nor `last` is given (src/graphql/keyset.ts); `first`/`last` allow up to defaultPagingMaximum. */
+export const defaultConnectionSize = 25
+
+/** The most ids `nodes(ids:)` takes (src/graphql/builder.ts). */
+export const maxNodeIds = 100
+
 /** List fields with a fixed length that have no paging argument. */
 export const fixedListSize: Record<string, number> = {
   'Channel.catchups': 15,
