@@ -1,6 +1,6 @@
 // Child servers for the peers benchmark: each server runs in its own process so its CPU time and
 // memory can be read from /proc/<pid>/stat and /proc/<pid>/status while autocannon runs here.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
@@ -78,4 +78,17 @@ export async function startChild(
       clearTimeout(timer)
     },
   }
+}
+
+/**
+ * The service's node arguments as `npm start` runs it, read from package.json's `start` script
+ * (`<build> && exec node <flags> dist/server.js`): the build runs here, then the child is node
+ * itself with the same flags (its own pid, for /proc).
+ */
+export function serviceCommand(root: string): string[] {
+  const start: string = JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts.start
+  const match = /^node (\S+(?: \S+)*) && exec node ((?:\S+ )*)dist\/server\.js$/.exec(start)
+  if (!match) throw new Error(`package.json's start script is no longer "node <build> && exec node <flags> dist/server.js": ${start}`)
+  execFileSync(process.execPath, match[1]!.split(' '), { cwd: root, stdio: 'inherit' })
+  return [...match[2]!.split(' ').filter(Boolean), 'dist/server.js']
 }
