@@ -51,9 +51,9 @@ try {
   console.log(`memory: ${pgBase ? 'PostgreSQL' : 'SQLite'}, service ${tsx ? 'under tsx' : 'as npm start runs it'}, ${SECONDS} s runs, ${os.cpus().length} CPUs`)
   service = await startChild(
     'service',
-    (port) => ({
-      args: tsx ? ['--import', 'tsx', 'src/server.ts'] : serviceCommand(root),
-      env: { DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
+    (port, start = tsx ? { args: ['--import', 'tsx', 'src/server.ts'], env: {} } : serviceCommand(root)) => ({
+      args: start.args,
+      env: { ...start.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
     }),
     root,
   )

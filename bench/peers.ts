@@ -200,10 +200,10 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
 
   const service = await startChild(
     `service (${kind})`,
-    (port) => ({
-      args: serviceCommand(root),
+    (port, start = serviceCommand(root)) => ({
+      args: start.args,
       // As shipped, except: no rate limits (autocannon is one client) and no worker loop in the measured process.
-      env: { DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
+      env: { ...start.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
     }),
     root,
   )

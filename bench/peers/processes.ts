@@ -81,14 +81,21 @@ export async function startChild(
 }
 
 /**
- * The service's node arguments as `npm start` runs it, read from package.json's `start` script
- * (`<build> && exec node <flags> dist/server.js`): the build runs here, then the child is node
- * itself with the same flags (its own pid, for /proc).
+ * The service as `npm start` runs it, read from package.json's `start` script
+ * (`node <build> && [NAME=value ...] exec node <flags> dist/server.js`): the build runs here; the
+ * child is node itself with the same flags and environment (its own pid, for /proc). A value
+ * `${NAME:-default}` is the variable from this environment, or the default.
  */
-export function serviceCommand(root: string): string[] {
+export function serviceCommand(root: string): { args: string[]; env: Record<string, string> } {
   const start: string = JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts.start
-  const match = /^node (\S+(?: \S+)*) && exec node ((?:\S+ )*)dist\/server\.js$/.exec(start)
-  if (!match) throw new Error(`package.json's start script is no longer "node <build> && exec node <flags> dist/server.js": ${start}`)
+  const match = /^node (\S+(?: \S+)*) && ((?:[A-Z_]+=\S+ )*)exec node ((?:\S+ )*)dist\/server\.js$/.exec(start)
+  if (!match) throw new Error(`package.json's start script is no longer "node <build> && [NAME=value ...] exec node <flags> dist/server.js": ${start}`)
   execFileSync(process.execPath, match[1]!.split(' '), { cwd: root, stdio: 'inherit' })
-  return [...match[2]!.split(' ').filter(Boolean), 'dist/server.js']
+  const env: Record<string, string> = {}
+  for (const assignment of match[2]!.split(' ').filter(Boolean)) {
+    const [name, value] = [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]
+    const fallback = /^\$\{(\w+):-(.*)\}$/.exec(value)
+    env[name] = fallback ? process.env[fallback[1]!] || fallback[2]! : value
+  }
+  return { args: [...match[3]!.split(' ').filter(Boolean), 'dist/server.js'], env }
 }
