@@ -18,7 +18,7 @@ import { parseEnv } from '../src/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { importChannel } from '../src/channel/import-channel.js'
-import { startChild, type Child } from './peers/processes.js'
+import { serviceCommand, startChild, type Child } from './peers/processes.js'
 import { countRows, fakeContact, nowPlayingChannel, RARE, seedContacts } from './peers/seed.js'
 
 const SECONDS = Number(process.env.PEERS_SECONDS ?? 10)
@@ -200,10 +200,10 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
 
   const service = await startChild(
     `service (${kind})`,
-    (port) => ({
-      args: ['--import', 'tsx', 'src/server.ts'],
+    (port, start = serviceCommand(root)) => ({
+      args: start.args,
       // As shipped, except: no rate limits (autocannon is one client) and no worker loop in the measured process.
-      env: { DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
+      env: { ...start.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
     }),
     root,
   )

@@ -1,25 +1,93 @@
-// `npm run build`: compiles the service to dist/ and adds what `node dist/server.js` needs besides
-// the compiled code. The migration runner reads prisma/<target>/migrations relative to its own
-// module (src/db/migrate.ts -> ../../prisma), which in dist/ is dist/prisma.
+// `npm run build`: type-checks the service (tsc, tsconfig.build.json) and compiles it to dist/,
+// with what `node dist/server.js` needs besides the compiled code. `npm start` runs
+// `node scripts/build.mjs --quick` first: no type check, no clean, and only the files whose
+// JavaScript changed are written, so a start takes well under a second more and an instance
+// already running from dist/ never sees a file half written.
+//
+// The JavaScript comes from esbuild, one file per module (no bundling), the transform tsx applies
+// in memory during development: the compiled tree keeps the source layout (dist/src,
+// dist/rest-compat), so paths resolved relative to a module (the migrations, package.json, the
+// Swagger UI assets) are found as they are under tsx. esbuild is taken from tsx's own dependencies.
 import { execFileSync } from 'node:child_process'
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
-const dist = fileURLToPath(new URL('../dist/', import.meta.url))
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+const dist = join(root, 'dist')
+const require = createRequire(import.meta.url)
+const esbuild = createRequire(require.resolve('tsx'))('esbuild')
+const started = performance.now()
 
-rmSync(dist, { recursive: true, force: true })
-execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' })
-for (const target of ['sqlite', 'postgresql']) {
-  cpSync(`${root}prisma/${target}/migrations`, `${dist}prisma/${target}/migrations`, { recursive: true })
+if (!quick) {
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noEmit'], { cwd: root, stdio: 'inherit' })
+  rmSync(dist, { recursive: true, force: true })
 }
-// Stable entry points: the compiled tree keeps the source layout (dist/src, dist/rest-compat).
-writeFileSync(`${dist}server.js`, "import './src/server.js'\n")
-writeFileSync(`${dist}cli.js`, "import './src/cli/main.js'\n")
+
+const sources = ['src', 'rest-compat'].flatMap((dir) =>
+  readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
+    .map((entry) => join(entry.parentPath ?? entry.path, entry.name)),
+)
+const { outputFiles } = await esbuild.build({
+  entryPoints: sources,
+  outdir: dist,
+  outbase: root,
+  absWorkingDir: root,
+  tsconfig: join(root, 'tsconfig.build.json'),
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  sourcesContent: false,
+  logLevel: 'warning',
+  write: false,
+})
+
+let written = 0
+/** Writes a file only when its content changed, through a rename so a reader sees the old or the new one. */
+function put(file, content) {
+  const bytes = typeof content === 'string' ? Buffer.from(content) : content
+  try {
+    if (readFileSync(file).equals(bytes)) return
+  } catch {
+    // not there yet
+  }
+  mkdirSync(dirname(file), { recursive: true })
+  const temporary = `${file}.${process.pid}.tmp`
+  writeFileSync(temporary, bytes)
+  renameSync(temporary, file)
+  written++
+}
+
+for (const file of outputFiles) put(file.path, file.contents)
+// The migration runner reads prisma/<target>/migrations relative to its own module
+// (src/db/migrate.ts -> ../../prisma), which in dist/ is dist/prisma. A migration no longer in
+// prisma/ leaves dist/ too: the runner would otherwise apply it.
+const filesUnder = (dir) =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath ?? entry.path, entry.name)))
+for (const target of ['sqlite', 'postgresql']) {
+  const from = join(root, 'prisma', target, 'migrations')
+  const to = join(dist, 'prisma', target, 'migrations')
+  const wanted = new Set(filesUnder(from))
+  for (const file of wanted) put(join(to, file), readFileSync(join(from, file)))
+  for (const file of filesUnder(to)) if (!wanted.has(file)) rmSync(join(to, file))
+  for (const entry of readdirSync(to, { withFileTypes: true })) {
+    if (entry.isDirectory() && readdirSync(join(to, entry.name)).length === 0) rmSync(join(to, entry.name), { recursive: true })
+  }
+}
+// Stable entry points.
+put(join(dist, 'server.js'), "import './src/server.js'\n")
+put(join(dist, 'cli.js'), "import './src/cli/main.js'\n")
 // The compiled modules read the package's version (the home page, the OpenAPI document) from
 // ../../package.json, which in dist/ is dist/package.json; it also marks dist/ as ESM on its own.
-const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'))
-writeFileSync(`${dist}package.json`, JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2) + '\n')
-console.log('built dist/ (node dist/server.js, node dist/cli.js)')
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+put(join(dist, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2) + '\n')
+
+const ms = Math.round(performance.now() - started)
+if (quick) console.error(`dist/ up to date (${sources.length} modules, ${written} file(s) written, ${ms} ms)`)
+else console.log(`built dist/ in ${ms} ms (node dist/server.js, node dist/cli.js)`)

@@ -1,3 +1,4 @@
+import './heap-settings.js'
 import cluster from 'node:cluster'
 import { loadEnvOrExit } from './env.js'
 import { createLogger } from './logger.js'

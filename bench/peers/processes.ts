@@ -1,6 +1,6 @@
 // Child servers for the peers benchmark: each server runs in its own process so its CPU time and
 // memory can be read from /proc/<pid>/stat and /proc/<pid>/status while autocannon runs here.
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
@@ -78,4 +78,24 @@ export async function startChild(
       clearTimeout(timer)
     },
   }
+}
+
+/**
+ * The service as `npm start` runs it, read from package.json's `start` script
+ * (`node <build> && [NAME=value ...] exec node <flags> dist/server.js`): the build runs here; the
+ * child is node itself with the same flags and environment (its own pid, for /proc). A value
+ * `${NAME:-default}` is the variable from this environment, or the default.
+ */
+export function serviceCommand(root: string): { args: string[]; env: Record<string, string> } {
+  const start: string = JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts.start
+  const match = /^node (\S+(?: \S+)*) && ((?:[A-Z_]+=\S+ )*)exec node ((?:\S+ )*)dist\/server\.js$/.exec(start)
+  if (!match) throw new Error(`package.json's start script is no longer "node <build> && [NAME=value ...] exec node <flags> dist/server.js": ${start}`)
+  execFileSync(process.execPath, match[1]!.split(' '), { cwd: root, stdio: 'inherit' })
+  const env: Record<string, string> = {}
+  for (const assignment of match[2]!.split(' ').filter(Boolean)) {
+    const [name, value] = [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]
+    const fallback = /^\$\{(\w+):-(.*)\}$/.exec(value)
+    env[name] = fallback ? process.env[fallback[1]!] || fallback[2]! : value
+  }
+  return { args: [...match[3]!.split(' ').filter(Boolean), 'dist/server.js'], env }
 }
