@@ -7,7 +7,7 @@
 // The JavaScript comes from esbuild, one file per module (no bundling), the transform tsx applies
 // in memory during development: the compiled tree keeps the source layout (dist/src,
 // dist/rest-compat), so paths resolved relative to a module (the migrations, package.json, the
-// Swagger UI assets) are found as they are under tsx. esbuild is taken from tsx's own dependencies.
+// Swagger UI assets) are found as they are under tsx.
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -18,7 +18,7 @@ const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dist = join(root, 'dist')
 const require = createRequire(import.meta.url)
-const esbuild = createRequire(require.resolve('tsx'))('esbuild')
+const esbuild = require('esbuild')
 const started = performance.now()
 
 if (!quick) {
