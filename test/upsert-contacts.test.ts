@@ -28,8 +28,8 @@ const ALL_FIELDS = (i: number): ContactInput => ({
 
 describe.each(targets)('bulk contact upsert on $name', (target) => {
   const kit = useKit(target)
-  const upsert = (accountId: string, inputs: ContactInput[], groupId?: string) =>
-    upsertContacts(kit.deps, accountId, parseContacts(inputs, 'KE'), groupId)
+  const upsert = async (accountId: string, inputs: ContactInput[], groupId?: string) =>
+    (await upsertContacts(kit.deps, accountId, parseContacts(inputs, 'KE'), groupId)).saved
   const row = (accountId: string, m: string) => kit.db.contact.findUniqueOrThrow({ where: { accountId_mobile: { accountId, mobile: m } } })
 
   it('counts created and updated contacts, mixed in one request', async () => {
@@ -41,7 +41,7 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
       { mobile: s.contacts[1]!.mobile, firstName: 'Again 1' },
       { mobile: fresh[1], firstName: 'New 1' },
     ])
-    expect(result).toEqual({ groupId: s.group.id, count: 4, created: 2 })
+    expect(result).toEqual({ groupId: s.group.id, count: 4, created: 2, joined: expect.any(Map) })
     const saved = await upsert(s.account.id, [{ mobile: s.contacts[2]!.mobile, firstName: 'X' }, { mobile: mobile(), firstName: 'Y' }])
     expect(saved).toEqual([
       { id: s.contacts[2]!.id, created: false },
@@ -50,6 +50,36 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     expect((await row(s.account.id, s.contacts[0]!.mobile)).id).toBe(s.contacts[0]!.id)
     expect(await kit.db.contact.count({ where: { accountId: s.account.id } })).toBe(6)
     expect(await kit.db.membership.count({ where: { groupId: s.group.id } })).toBe(5)
+  })
+
+  it('reports who joined each group: new memberships only, whatever the order and repetition of the input', async () => {
+    const s = await kit.seed().account().group().group()
+    const [a, b] = s.groups
+    const [m1, m2, m3] = [mobile(), mobile(), mobile()]
+    const first = await upsertContacts(kit.deps, s.account.id, parseContacts([{ mobile: m1, firstName: 'One' }], 'KE'), a!.id)
+    const one = first.saved[0]!.id
+    expect([...first.joined]).toEqual([[a!.id, [one]]])
+    const second = await upsertContacts(
+      kit.deps,
+      s.account.id,
+      parseContacts(
+        [
+          { mobile: m1, firstName: 'One again', groups: [b!.id] },
+          { mobile: m2, firstName: 'Two' },
+          { mobile: m3, firstName: 'Three', groups: [b!.id, b!.id] },
+          { mobile: m2.replace('+254', '0'), firstName: 'Two again' },
+        ],
+        'KE',
+      ),
+      a!.id,
+    )
+    const [, two, three] = second.saved.map((c) => c.id)
+    // m1 was on A already: it joined B only.
+    expect(new Set(second.joined.get(a!.id))).toEqual(new Set([two, three]))
+    expect(new Set(second.joined.get(b!.id))).toEqual(new Set([one, three]))
+    expect(second.joined.size).toBe(2)
+    const again = await upsertContacts(kit.deps, s.account.id, parseContacts([{ mobile: m3, firstName: 'Three' }], 'KE'), b!.id)
+    expect(again.joined.size).toBe(0)
   })
 
   it('overwrites only the fields sent: an absent field keeps its value, a null clears it', async () => {
@@ -111,7 +141,7 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     const other = await kit.seed().account('Other').group()
     const m = owner.contacts[0]!.mobile
     const result = await addContactsToGroup(kit.deps, other.account.id, other.group.id, [{ mobile: m, firstName: 'Mine' }])
-    expect(result).toEqual({ groupId: other.group.id, count: 1, created: 1 })
+    expect(result).toEqual({ groupId: other.group.id, count: 1, created: 1, joined: expect.any(Map) })
     expect(await row(owner.account.id, m)).toMatchObject({ id: owner.contacts[0]!.id, firstName: 'Owned', email: 'owned@example.com' })
     expect(await row(other.account.id, m)).toMatchObject({ firstName: 'Mine', email: null })
     expect(await kit.db.membership.count({ where: { contactId: owner.contacts[0]!.id } })).toBe(0)
@@ -143,19 +173,19 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
   it('writes 1,500 contacts with every field set (the widest chunks) and updates them all', async () => {
     const s = await kit.seed().account().group()
     const inputs = Array.from({ length: 1500 }, (_, i) => ({ mobile: mobile(), ...ALL_FIELDS(i) }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 1500, created: 1500 })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 1500, created: 1500, joined: new Map([[s.group.id, expect.any(Array)]]) })
     const again = inputs.map((c) => ({ ...c, email: null, youtube: 'again' }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, again)).toEqual({ groupId: s.group.id, count: 1500, created: 0 })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, again)).toEqual({ groupId: s.group.id, count: 1500, created: 0, joined: new Map() })
     expect(await kit.db.contact.count({ where: { accountId: s.account.id, email: null, youtube: 'again', twitter: 't' } })).toBe(1500)
   })
 
   it('takes 10,000 contacts in one request, new and then existing, in a bounded number of statements', async () => {
     const s = await kit.seed().account().group()
     const inputs = Array.from({ length: 10_000 }, (_, i) => ({ mobile: mobile(), firstName: `Bulk ${String(i).padStart(5, '0')}` }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 10_000, created: 10_000 })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 10_000, created: 10_000, joined: expect.any(Map) })
     kit.statements.length = 0
     const renamed = inputs.map((c, i) => ({ ...c, familyName: `Again ${i}` }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, renamed)).toEqual({ groupId: s.group.id, count: 10_000, created: 0 })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, renamed)).toEqual({ groupId: s.group.id, count: 10_000, created: 0, joined: new Map() })
     const writes = kit.statements.filter((q) => /^\s*(INSERT|UPDATE|DELETE)/i.test(q))
     // 10 chunks: one contact upsert each, and one membership insert of 10,000; no per-row UPDATE.
     expect(writes.filter((q) => /INSERT INTO "Contact"/.test(q))).toHaveLength(10)
@@ -203,7 +233,7 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     } finally {
       await kit.db.$executeRawUnsafe(target.name === 'sqlite' ? 'DROP TRIGGER poison' : 'DROP TRIGGER poison ON "Contact"')
     }
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 2500, created: 2499 })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 2500, created: 2499, joined: expect.any(Map) })
   }, 60_000)
 
   it('answers 404 for a missing group before the items are judged, and 422 when the group exists', async () => {

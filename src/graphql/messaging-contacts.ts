@@ -1,4 +1,4 @@
-import { withContactRemoval, withMembershipChanges } from '../live/membership-events.js'
+import { publishJoins, withContactRemoval, withMembershipChanges } from '../live/membership-events.js'
 import { builder } from './builder.js'
 import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { queryFromInfo } from '@pothos/plugin-prisma'
@@ -239,9 +239,8 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { input }, ctx) => {
       const accountId = (await ctx.account()).id
       const groups = input.groups?.map((g) => localId(g, 'Group'))
-      const saved = await withMembershipChanges(ctx.deps, accountId, { groupIds: groups, mobiles: [input.mobile] }, () =>
-        saveContact(ctx.deps, accountId, { ...input, groups }),
-      )
+      const saved = await saveContact(ctx.deps, accountId, { ...input, groups })
+      await publishJoins(ctx.deps, accountId, saved.joined)
       return { contactId: saved.id, created: saved.created }
     },
   }),
@@ -266,10 +265,9 @@ builder.mutationFields((t) => ({
       const accountId = (await ctx.account()).id
       const groupId = localId(given, 'Group')
       const contacts = input.map((c) => ({ ...c, groups: c.groups?.map((g) => localId(g, 'Group')) }))
-      const groupIds = [groupId, ...contacts.flatMap((c) => c.groups ?? [])]
-      return withMembershipChanges(ctx.deps, accountId, { groupIds, mobiles: contacts.map((c) => c.mobile) }, () =>
-        addContactsToGroup(ctx.deps, accountId, groupId, contacts),
-      )
+      const added = await addContactsToGroup(ctx.deps, accountId, groupId, contacts)
+      await publishJoins(ctx.deps, accountId, added.joined)
+      return added
     },
   }),
   delistContacts: t.field({

@@ -28,7 +28,7 @@ async function membersByMobile(deps: LiveDeps, accountId: string, groupId: strin
 }
 
 /**
- * Runs a mutation that may enlist or delist contacts (named by mobile) on groups, then publishes
+ * Runs a mutation that may delist contacts (named by mobile) from groups, then publishes
  * who actually joined and who left each group: the memberships are compared before and after,
  * so a contact already on a group is no JOIN. Nothing is published when `work` fails.
  */
@@ -55,6 +55,11 @@ export async function withMembershipChanges<T>(
     if (left.length) await publish(deps, { accountId, groupId, kind: 'leave', via: 'api' }, left)
   }
   return result
+}
+
+/** After a write that reports who joined each group itself (upsertContacts): one join event per group. */
+export async function publishJoins(deps: LiveDeps, accountId: string, joined: Map<string, string[]>): Promise<void> {
+  for (const [groupId, contactIds] of joined) if (contactIds.length) await publish(deps, { accountId, groupId, kind: 'join', via: 'api' }, contactIds)
 }
 
 /** deleteContact: the contact leaves every group it was on. */

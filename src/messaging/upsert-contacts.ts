@@ -72,17 +72,21 @@ class ConcurrentInsert extends Error {}
 const isRetryable = (error: unknown) =>
   error instanceof ConcurrentInsert || errorCode(error) === 'P2002' || adapterErrorKind(error) === 'UniqueConstraintViolation' || isForeignKeyViolation(error)
 
+/** The contacts that joined each group (memberships this write created), by group id. */
+export type Joined = Map<string, string[]>
+
 /**
  * Creates or overwrites contacts by mobile and enlists them on groups, all in one transaction.
- * Returns, per input, the contact id and whether it was created. Several inputs with one mobile
- * are one contact (later fields win).
+ * Returns, per input, the contact id and whether it was created, and who joined which group (a
+ * contact already on a group did not join it). Several inputs with one mobile are one contact
+ * (later fields win).
  */
 export async function upsertContacts(
   { db, dbKind }: Pick<Deps, 'db' | 'dbKind'>,
   accountId: string,
   contacts: ParsedContact[],
   extraGroupId?: string,
-): Promise<{ id: string; created: boolean }[]> {
+): Promise<{ saved: { id: string; created: boolean }[]; joined: Joined }> {
   const byMobile = new Map<string, ParsedContact>()
   for (const c of contacts) {
     const seen = byMobile.get(c.mobile)
@@ -102,8 +106,8 @@ export async function upsertContacts(
           const contactId = result.get(c.mobile)!.id
           for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId })
         }
-        await enlist(tx, dbKind, timestamp(dbKind, new Date()), memberships)
-        return contacts.map((c) => result.get(c.mobile)!)
+        const joined = await enlist(tx, dbKind, timestamp(dbKind, new Date()), memberships)
+        return { saved: contacts.map((c) => result.get(c.mobile)!), joined }
       },
       { timeout: 120_000, maxWait: 30_000 },
     )
@@ -190,8 +194,10 @@ const EMPTY_FIELDS = {
 /**
  * One `INSERT ... SELECT ... ON CONFLICT DO NOTHING` a group and chunk: a contact already on a group
  * stays once (and keeps how it joined). The chunk's contact ids are one bound JSON array (jsonTexts).
+ * RETURNING names the rows inserted, which are exactly the contacts that joined.
  */
-async function enlist(tx: Tx, dbKind: Deps['dbKind'], now: string, memberships: { groupId: string; contactId: string }[]) {
+async function enlist(tx: Tx, dbKind: Deps['dbKind'], now: string, memberships: { groupId: string; contactId: string }[]): Promise<Joined> {
+  const joined: Joined = new Map()
   const byGroup = new Map<string, string[]>()
   for (const { groupId, contactId } of memberships) {
     const ids = byGroup.get(groupId)
@@ -200,18 +206,21 @@ async function enlist(tx: Tx, dbKind: Deps['dbKind'], now: string, memberships: 
   }
   for (const [groupId, ids] of byGroup) {
     for (let i = 0; i < ids.length; i += MEMBERSHIP_CHUNK) {
-      await tx.$executeRaw`
+      const inserted = await tx.$queryRaw<{ contactId: string }[]>`
         INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
         SELECT ${groupId}, "id", ${now} FROM "Contact" WHERE "id" IN (${jsonTexts(dbKind, ids.slice(i, i + MEMBERSHIP_CHUNK))})
-        ON CONFLICT ("groupId", "contactId") DO NOTHING`
+        ON CONFLICT ("groupId", "contactId") DO NOTHING
+        RETURNING "contactId"`
+      if (inserted.length) joined.set(groupId, [...(joined.get(groupId) ?? []), ...inserted.map((row) => row.contactId)])
     }
   }
+  return joined
 }
 
 export async function saveContact(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, accountId: string, input: ContactInput) {
   const contact = parseContact(input, deps.env.DEFAULT_COUNTRY)
-  const [saved] = await upsertContacts(deps, accountId, [contact])
-  return saved!
+  const { saved, joined } = await upsertContacts(deps, accountId, [contact])
+  return { ...saved[0]!, joined }
 }
 
 export async function addContactsToGroup(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, accountId: string, groupId: string, inputs: ContactInput[]) {
@@ -225,8 +234,8 @@ export async function addContactsToGroup(deps: Pick<Deps, 'db' | 'dbKind' | 'env
     const group = await deps.db.group.findFirst({ where: { id: groupId, accountId }, select: { id: true } })
     throw group ? (error as AppError) : notFound('Group')
   }
-  const saved = await upsertContacts(deps, accountId, contacts, groupId)
-  return { groupId, count: new Set(saved.map((s) => s.id)).size, created: saved.filter((s) => s.created).length }
+  const { saved, joined } = await upsertContacts(deps, accountId, contacts, groupId)
+  return { groupId, count: new Set(saved.map((s) => s.id)).size, created: saved.filter((s) => s.created).length, joined }
 }
 
 /** Removes the numbers from the group; numbers that are unknown, invalid or not in the group are ignored. */

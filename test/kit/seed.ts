@@ -45,7 +45,7 @@ export class Seed implements PromiseLike<Seeded> {
     this.steps.push(async (s) => {
       const inputs = Array.from({ length: n }, (_, i) => ({ mobile: mobile(), ...make(i) }))
       const parsed = parseContacts(inputs, this.kit.deps.env.DEFAULT_COUNTRY)
-      const saved = await upsertContacts(this.kit.deps, s.account.id, parsed, s.group?.id)
+      const { saved } = await upsertContacts(this.kit.deps, s.account.id, parsed, s.group?.id)
       s.contacts.push(...saved.map((r, i) => ({ id: r.id, mobile: parsed[i]!.mobile, firstName: parsed[i]!.fields.firstName })))
     })
     return this
