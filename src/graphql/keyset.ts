@@ -19,6 +19,15 @@ export interface KeysetOrder {
   columns: readonly KeysetColumn[]
 }
 
+/** Newest first: creation time, then the id (descending) as the last tiebreak (messages, webhook deliveries). */
+export const newestFirst = (name: string): KeysetOrder => ({
+  name,
+  columns: [
+    { field: 'createdAt', direction: 'desc', type: 'date' },
+    { field: 'id', direction: 'desc', type: 'string' },
+  ],
+})
+
 export interface ConnectionArgs {
   first?: number | null
   last?: number | null

@@ -1,7 +1,7 @@
 import { builder } from './builder.js'
 import { localId } from './node-id.js'
 import { prismaConnection } from './connections.js'
-import type { KeysetOrder } from './keyset.js'
+import { newestFirst } from './keyset.js'
 import { DELIVERY_STATUSES } from '../sms/delivery-status.js'
 import { formatCredits } from '../sms/money.js'
 import { reportTime } from '../sms/report-time.js'
@@ -158,14 +158,7 @@ builder.mutationFields((t) => ({
   }),
 }))
 
-/** Newest first: creation time, then the uuid (descending) as the last tiebreak. */
-const MESSAGE_ORDER: KeysetOrder = {
-  name: 'messages',
-  columns: [
-    { field: 'createdAt', direction: 'desc', type: 'date' },
-    { field: 'id', direction: 'desc', type: 'string' },
-  ],
-}
+const MESSAGE_ORDER = newestFirst('messages')
 
 builder.queryField('messagesConnection', (t) =>
   t.connection(

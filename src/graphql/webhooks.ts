@@ -1,7 +1,7 @@
 import { builder } from './builder.js'
 import { DeletedPayload } from './common.js'
 import { prismaConnection } from './connections.js'
-import type { KeysetOrder } from './keyset.js'
+import { newestFirst } from './keyset.js'
 import { redeliver, removeWebhook, rotateWebhookSecret, setWebhook } from '../webhooks/endpoints.js'
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
@@ -88,14 +88,8 @@ builder.queryFields((t) => ({
   }),
 }))
 
-/** The order of `webhookDeliveries`: newest first, then the id (descending) as the last tiebreak. */
-const DELIVERY_ORDER: KeysetOrder = {
-  name: 'webhook-deliveries',
-  columns: [
-    { field: 'createdAt', direction: 'desc', type: 'date' },
-    { field: 'id', direction: 'desc', type: 'string' },
-  ],
-}
+/** The order of `webhookDeliveries`. */
+const DELIVERY_ORDER = newestFirst('webhook-deliveries')
 
 builder.queryField('webhookDeliveriesConnection', (t) =>
   t.connection(
