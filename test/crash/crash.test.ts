@@ -67,7 +67,7 @@ async function call(server: ServerProcess, key: string, path: string, init: { me
   return { status: res.status, body: (await res.json()) as any }
 }
 
-const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id status } }`
+const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid status } }`
 
 describe.each(targets)('crash safety on $name', (target) => {
   let handle: TestDatabase
