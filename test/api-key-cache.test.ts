@@ -25,6 +25,25 @@ async function msUntilRefused(kit: TestKit, key: string, since: number, limitMs 
   return Infinity
 }
 
+const run = promisify(execFile)
+
+/**
+ * Revokes `key` with the CLI (its own process) on the database at `url` while `kit` is polled; the
+ * milliseconds from the revocation's commit (its revokedAt) to the first 401 on `kit`.
+ */
+async function msFromCliRevocationToRefusal(kit: TestKit, url: string, key: string): Promise<number> {
+  const polling = (async () => {
+    const since = performance.now()
+    const sinceWall = Date.now()
+    return sinceWall + (await msUntilRefused(kit, key, since, 60_000))
+  })()
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'apikey:revoke', '--key', key.slice(0, 15)], {
+    env: { ...process.env, DATABASE_URL: url },
+  })
+  const revokedAt = Date.parse(JSON.parse(stdout).revokedAt)
+  return (await polling) - revokedAt
+}
+
 /** A request, with the SQL statements it sent on `kit`. */
 async function statementsOf(kit: TestKit, key: string) {
   kit.statements.length = 0
@@ -153,7 +172,6 @@ describe.each(targets)('API key cache on $name', (target) => {
   })
 })
 
-const run = promisify(execFile)
 const postgres = targets.find((t) => t.name === 'postgresql')
 
 describe.runIf(postgres)('API key revocation across instances on PostgreSQL', () => {
@@ -190,18 +208,7 @@ describe.runIf(postgres)('API key revocation across instances on PostgreSQL', ()
 
   it('a key revoked by the CLI (another process) is refused by instance B within 1 s of the commit', async () => {
     const s = await cachedOnB()
-    const polling = (async () => {
-      const since = performance.now()
-      const sinceWall = Date.now()
-      const ms = await msUntilRefused(b, s.key, since, 60_000)
-      return { refusedAt: sinceWall + ms }
-    })()
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'apikey:revoke', '--key', s.key.slice(0, 15)], {
-      env: { ...process.env, DATABASE_URL: a.url },
-    })
-    const revokedAt = Date.parse(JSON.parse(stdout).revokedAt)
-    const { refusedAt } = await polling
-    const delay = refusedAt - revokedAt
+    const delay = await msFromCliRevocationToRefusal(b, a.url, s.key)
     console.log(`revocation by the CLI refused on B ${delay} ms after its revokedAt`)
     expect(delay).toBeLessThan(1000)
   }, 60_000)
@@ -241,18 +248,7 @@ describe('API key cache on SQLite as shipped (no API_KEY_CACHE_MS)', () => {
     const s = await kit.seed().account()
     expect((await kit.rest('GET', '/api/contacts', { key: s.key })).status).toBe(200)
     expect((await statementsOf(kit, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
-    const polling = (async () => {
-      const since = performance.now()
-      const sinceWall = Date.now()
-      const ms = await msUntilRefused(kit, s.key, since, 60_000)
-      return { refusedAt: sinceWall + ms }
-    })()
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'apikey:revoke', '--key', s.key.slice(0, 15)], {
-      env: { ...process.env, DATABASE_URL: kit.url },
-    })
-    const revokedAt = Date.parse(JSON.parse(stdout).revokedAt)
-    const { refusedAt } = await polling
-    const delay = refusedAt - revokedAt
+    const delay = await msFromCliRevocationToRefusal(kit, kit.url, s.key)
     console.log(`SQLite: revocation by the CLI refused ${delay} ms after its revokedAt`)
     expect(Number.isFinite(delay)).toBe(true)
     expect(delay).toBeLessThan(1000)
