@@ -1,5 +1,4 @@
 // WEB_CONCURRENCY=2: the real server (src/server.ts) as a node:cluster of two HTTP workers.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { request } from 'node:http'
@@ -8,39 +7,13 @@ import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { startReceiver } from './kit/receiver.js'
+import { portIsFree, sleep, spawnServer, waitFor } from './kit/server-process.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { setWebhook } from '../src/webhooks/endpoints.js'
 import { parseEnv } from '../src/env.js'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-function startCluster(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', WEB_CONCURRENCY: '2', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (d) => (out += d))
-  child.stderr.on('data', (d) => (err += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const lines = () =>
-    out
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-  return { child, exited, lines, output: () => out, errors: () => err }
-}
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = probe()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(50)
-  }
-}
+/** The real server as a node:cluster of two HTTP workers. */
+const startCluster = (env: Record<string, string>) => spawnServer({ WEB_CONCURRENCY: '2', ...env })
 
 /** A GET on a new connection each time, so the primary hands it to the next worker. */
 function get(port: number, path: string) {
@@ -53,14 +26,6 @@ function get(port: number, path: string) {
     })
     req.on('error', reject)
     req.end()
-  })
-}
-
-async function portIsFree(port: number) {
-  const probe = createServer()
-  return new Promise<boolean>((resolve) => {
-    probe.once('error', () => resolve(false))
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)))
   })
 }
 

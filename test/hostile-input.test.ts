@@ -4,9 +4,8 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { randomUUID } from 'node:crypto'
-import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { targets } from './kit/databases.js'
+import { schemaClient, targets } from './kit/databases.js'
 import { useKit, type TestKit } from './kit/kit.js'
 import { fingerprint } from './kit/fingerprint.js'
 import { mobile } from './kit/seed.js'
@@ -277,14 +276,9 @@ describe.each(targets)('hostile input on $name', (target) => {
 
   it.runIf(target.name === 'postgresql')('add-contacts racing a group delete answers 404 NOT_FOUND and writes nothing', async () => {
     const { key, group, account } = await kit.seed().account().group()
-    const url = new URL(kit.url)
-    const schema = url.searchParams.get('schema')!
-    url.search = ''
-    const blocker = new pg.Client({ connectionString: url.toString() })
-    await blocker.connect()
+    const blocker = await schemaClient(kit.url)
     try {
       // Hold the contacts table so add-contacts stops at its first insert, after it saw the group.
-      await blocker.query(`SET search_path TO "${schema}"`)
       await blocker.query('BEGIN')
       await blocker.query('LOCK TABLE "Contact" IN EXCLUSIVE MODE')
       const adding = kit.rest('POST', `/api/contact/group/${group.id}/add-contacts`, {

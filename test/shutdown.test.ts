@@ -1,27 +1,19 @@
-import { spawn } from 'node:child_process'
 import { Agent, request, type IncomingHttpHeaders } from 'node:http'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { portIsFree, sleep, spawnServer } from './kit/server-process.js'
 
 /** The real server (src/server.ts) as a child process on a free port. */
 async function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (d) => (out += d))
-  child.stderr.on('data', (d) => (err += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const { child, exited, output, errors } = spawnServer(env)
   const deadline = Date.now() + 30_000
-  while (!out.includes('"msg":"listening"') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50))
-  const line = out.split('\n').find((l) => l.includes('"msg":"listening"'))
-  if (!line) throw new Error(`server did not start\n${out}\n${err}`)
+  while (!output().includes('"msg":"listening"') && Date.now() < deadline && child.exitCode === null) await sleep(50)
+  const line = output().split('\n').find((l) => l.includes('"msg":"listening"'))
+  if (!line) throw new Error(`server did not start\n${output()}\n${errors()}`)
   const { url } = JSON.parse(line) as { url: string }
-  return { child, exited, port: Number(new URL(url).port), output: () => out }
+  return { child, exited, port: Number(new URL(url).port), output }
 }
 
 interface Answer {
@@ -61,14 +53,6 @@ function send(port: number, agent: Agent | false, method: string, path: string, 
 }
 
 const settled = <T>(p: Promise<T>) => p.then((value) => ({ value }), (error: NodeJS.ErrnoException) => ({ error }))
-
-async function portIsFree(port: number) {
-  const probe = createServer()
-  return new Promise<boolean>((resolve) => {
-    probe.once('error', () => resolve(false))
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)))
-  })
-}
 
 describe.each(targets)('graceful shutdown of the real server on $name', (target) => {
   const kit = useKit(target)

@@ -1,8 +1,7 @@
 // The bulk write path (src/messaging/upsert-contacts.ts): every raw statement on both databases.
 import { randomUUID } from 'node:crypto'
-import pg from 'pg'
 import { describe, expect, it } from 'vitest'
-import { targets } from './kit/databases.js'
+import { schemaClient, targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { mobile } from './kit/seed.js'
 import { parseContacts, type ContactInput } from '../src/messaging/contacts.js'
@@ -248,13 +247,8 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
   it.runIf(target.name === 'postgresql')('retries when another transaction inserts a mobile it read as missing, keeping that row', async () => {
     const { account } = await kit.seed().account()
     const m = mobile()
-    const url = new URL(kit.url)
-    const schema = url.searchParams.get('schema')!
-    url.search = ''
-    const blocker = new pg.Client({ connectionString: url.toString() })
-    await blocker.connect()
+    const blocker = await schemaClient(kit.url)
     try {
-      await blocker.query(`SET search_path TO "${schema}"`)
       await blocker.query('BEGIN')
       const blockerId = randomUUID()
       await blocker.query(

@@ -43,3 +43,14 @@ const postgres = (base: string): TestTarget => ({
 })
 
 export const targets: TestTarget[] = [sqlite, ...(process.env.TEST_DATABASE_URL ? [postgres(process.env.TEST_DATABASE_URL)] : [])]
+
+/** A plain pg connection to the PostgreSQL test database at `url` (a kit's), with its schema as search_path: a second session for lock and race tests. */
+export async function schemaClient(url: string): Promise<pg.Client> {
+  const target = new URL(url)
+  const schema = target.searchParams.get('schema')!
+  target.search = ''
+  const client = new pg.Client({ connectionString: target.toString() })
+  await client.connect()
+  await client.query(`SET search_path TO "${schema}"`)
+  return client
+}
