@@ -1,4 +1,4 @@
-import { publishJoins, withContactRemoval, withMembershipChanges } from '../live/membership-events.js'
+import { publishJoins, publishLeaves, withContactRemoval } from '../live/membership-events.js'
 import { builder } from './builder.js'
 import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
 import { queryFromInfo } from '@pothos/plugin-prisma'
@@ -280,7 +280,9 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { groupId: given, mobiles }, ctx) => {
       const accountId = (await ctx.account()).id
       const groupId = localId(given, 'Group')
-      return withMembershipChanges(ctx.deps, accountId, { groupIds: [groupId], mobiles }, () => delistContacts(ctx.deps, accountId, groupId, mobiles))
+      const delisted = await delistContacts(ctx.deps, accountId, groupId, mobiles)
+      await publishLeaves(ctx.deps, accountId, groupId, delisted.left)
+      return delisted
     },
   }),
 }))

@@ -47,9 +47,8 @@ function jsonTexts(dbKind: Deps['dbKind'], texts: string[]): Prisma.Sql {
 
 /** Rows a statement; a chunk's look-up, merge and write hold only its own rows in memory. */
 const CONTACT_CHUNK = 1000
-/** Memberships a statement (one JSON array of contact ids). */
+/** Memberships a statement (one JSON array of contact ids or mobiles). */
 const MEMBERSHIP_CHUNK = 10_000
-const DELIST_CHUNK = 500
 
 /**
  * A timestamp as the adapter itself would bind it, sent as text: a bound Date costs Prisma about
@@ -238,8 +237,11 @@ export async function addContactsToGroup(deps: Pick<Deps, 'db' | 'dbKind' | 'env
   return { groupId, count: new Set(saved.map((s) => s.id)).size, created: saved.filter((s) => s.created).length, joined }
 }
 
-/** Removes the numbers from the group; numbers that are unknown, invalid or not in the group are ignored. */
-export async function delistContacts(deps: Pick<Deps, 'db' | 'env'>, accountId: string, groupId: string, mobiles: string[]) {
+/**
+ * Removes the numbers from the group; numbers that are unknown, invalid or not in the group are
+ * ignored. Returns the group, how many left it, and who (RETURNING names the memberships deleted).
+ */
+export async function delistContacts(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, accountId: string, groupId: string, mobiles: string[]) {
   if (mobiles.length > MAX_CONTACTS_PER_REQUEST) {
     throw validationError([{ field: 'contacts', message: `at most ${MAX_CONTACTS_PER_REQUEST} numbers per request` }])
   }
@@ -247,12 +249,13 @@ export async function delistContacts(deps: Pick<Deps, 'db' | 'env'>, accountId: 
   const group = await deps.db.group.findFirst({ where: { id: groupId, accountId }, select: { id: true, name: true } })
   if (!group) throw notFound('Group')
   const normalized = [...new Set(mobiles.map((m) => normalizeMobile(m, deps.env.DEFAULT_COUNTRY)).filter((m): m is string => m !== null))]
-  let removed = 0
-  for (let i = 0; i < normalized.length; i += DELIST_CHUNK) {
-    const { count } = await deps.db.membership.deleteMany({
-      where: { groupId, contact: { accountId, mobile: { in: normalized.slice(i, i + DELIST_CHUNK) } } },
-    })
-    removed += count
+  const left: string[] = []
+  for (let i = 0; i < normalized.length; i += MEMBERSHIP_CHUNK) {
+    const deleted = await deps.db.$queryRaw<{ contactId: string }[]>`
+      DELETE FROM "Membership" WHERE "groupId" = ${groupId} AND "contactId" IN (
+        SELECT "id" FROM "Contact" WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(deps.dbKind, normalized.slice(i, i + MEMBERSHIP_CHUNK))}))
+      RETURNING "contactId"`
+    for (const row of deleted) left.push(row.contactId)
   }
-  return { group, removed }
+  return { group, removed: left.length, left }
 }
