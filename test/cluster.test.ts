@@ -99,7 +99,7 @@ describe.each(targets)('WEB_CONCURRENCY=2 on $name', (target) => {
       expect(await portIsFree(port)).toBe(true)
       const stopped = server.lines().filter((l) => l.msg === 'stopped')
       expect(stopped.map((l) => l.worker ?? 'primary').sort()).toEqual(['2', '3', 'primary'])
-      expect(stopped.every((l) => l.code === 0)).toBe(true)
+      expect(stopped.map((l) => l.code)).toEqual(stopped.map(() => 0))
       expect(server.errors()).toBe('')
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL')

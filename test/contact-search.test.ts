@@ -134,7 +134,14 @@ describe.each(targets)('contact search on $name is exactly the substring match',
 
   it.runIf(target.name === 'sqlite')('keeps the FTS5 index equal to the contacts (integrity-check against the content table)', async () => {
     await kit.db.contact.deleteMany({ where: { accountId: otherAccountId, firstName: { startsWith: 'a' } } })
-    await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
+    const integrityCheck = () => kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
+    await expect(integrityCheck()).resolves.toBe(1)
+    // The check does fail on an index that drifted from its table: index a text no contact has.
+    const [{ rowid }] = await kit.db.$queryRawUnsafe<{ rowid: number }[]>(`SELECT rowid FROM "Contact" LIMIT 1`)
+    await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"(rowid, "searchText") VALUES (${Number(rowid)}, 'drifted text')`)
+    await expect(integrityCheck()).rejects.toThrow(/malformed|corrupt/i)
+    await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch") VALUES ('rebuild')`)
+    await expect(integrityCheck()).resolves.toBe(1)
   })
 
   it.runIf(target.name === 'postgresql')('plans a substring search of three characters on the trigram index', async () => {

@@ -347,7 +347,7 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     const aFirst = await contacts(aSeed.key, { first: 1 })
     const withForeignCursor = await contacts(b.key, { first: 100, after: aFirst.pageInfo.endCursor })
     const bIds = new Set(b.contacts.map((c) => c.id))
-    expect(withForeignCursor.edges.every((e) => bIds.has(e.node.uuid))).toBe(true)
+    expect(withForeignCursor.edges.map((e) => e.node.uuid).filter((uuid) => !bIds.has(uuid))).toEqual([])
     expect(withForeignCursor.totalCount).toBe(2)
   })
 

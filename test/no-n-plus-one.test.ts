@@ -55,7 +55,8 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
     const data = await kit.gql(`{ contacts(perPage: 10) { a: nodes { id firstName } b: nodes { id email mobile } pageInfo { total } } }`, {}, s.key)
     expect(data.contacts.a.map((c: any) => c.firstName)).toEqual(Array.from({ length: 10 }, (_, i) => `Alias ${String(i).padStart(2, '0')}`))
     expect(data.contacts.b.map((c: any) => c.email)).toEqual(Array.from({ length: 10 }, (_, i) => `a${i}@example.com`))
-    expect(data.contacts.b.every((c: any, i: number) => c.id === data.contacts.a[i].id && /^\+254/.test(c.mobile))).toBe(true)
+    expect(data.contacts.b.map((c: any) => c.id)).toEqual(data.contacts.a.map((c: any) => c.id))
+    for (const c of data.contacts.b) expect(c.mobile).toMatch(/^\+254/)
     expect(listStatements().length).toBeLessThanOrEqual(2)
   })
 
