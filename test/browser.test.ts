@@ -1,13 +1,14 @@
 // The docs pages in a real browser (Debian's chromium driven by playwright-core) against one real
 // server process, with every request that is not to this machine blocked: a page that needs the
 // internet fails here.
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { spawnServer } from './kit/server-process.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
@@ -31,16 +32,9 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     const env = { ...process.env, DATABASE_URL: `file:${join(dir, 'gateway.db')}`, LOG_LEVEL: 'info', WORKER_ENABLED: 'false', PORT: '0', HOST: '127.0.0.1' }
     const created = await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', 'account:create', '--name', 'Browser'], { env })
     apiKey = JSON.parse(created.stdout.trim().split('\n').pop()!).apiKey
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let output = ''
-    server.stdout!.on('data', (d) => (output += d))
-    server.stderr!.on('data', (d) => (output += d))
-    const deadline = Date.now() + 60_000
-    while (!output.includes('"msg":"listening"')) {
-      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the server did not start:\n${output}`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    base = JSON.parse(output.split('\n').find((l) => l.includes('"msg":"listening"'))!).url
+    const spawned = spawnServer(env)
+    server = spawned.child
+    base = await spawned.listening(60_000)
     // Data for GraphiQL to show, written through the REST API of the same server.
     const post = (path: string, body: unknown) =>
       fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as any)

@@ -137,8 +137,8 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     const integrityCheck = () => kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
     await expect(integrityCheck()).resolves.toBe(1)
     // The check does fail on an index that drifted from its table: index a text no contact has.
-    const [{ rowid }] = await kit.db.$queryRawUnsafe<{ rowid: number }[]>(`SELECT rowid FROM "Contact" LIMIT 1`)
-    await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"(rowid, "searchText") VALUES (${Number(rowid)}, 'drifted text')`)
+    const [row] = await kit.db.$queryRawUnsafe<{ rowid: number }[]>(`SELECT rowid FROM "Contact" LIMIT 1`)
+    await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"(rowid, "searchText") VALUES (${Number(row!.rowid)}, 'drifted text')`)
     await expect(integrityCheck()).rejects.toThrow(/malformed|corrupt/i)
     await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch") VALUES ('rebuild')`)
     await expect(integrityCheck()).resolves.toBe(1)

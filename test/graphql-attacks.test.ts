@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { getIntrospectionQuery, parse } from 'graphql'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { spawnServer } from './kit/server-process.js'
 import { schema } from '../src/graphql/schema.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { checkDocumentLimits } from '../src/graphql/limits/check-document-limits.js'
@@ -76,18 +77,9 @@ describe.each(targets)('GraphQL attacks against the real server on $name', (targ
       s.key,
     )
     key = s.key
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: { ...process.env, DATABASE_URL: kit.url, PORT: '0', LOG_LEVEL: 'info', WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    server.stdout!.on('data', (d) => (out += d))
-    server.stderr!.on('data', (d) => (out += d))
-    const deadline = Date.now() + 60_000
-    while (!out.includes('"msg":"listening"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
-    const line = out.split('\n').find((l) => l.includes('"msg":"listening"'))
-    if (line) base = JSON.parse(line).url
-    if (!base) throw new Error(`server did not start:\n${out}`)
+    const spawned = spawnServer({ DATABASE_URL: kit.url, WORKER_ENABLED: 'false' })
+    server = spawned.child
+    base = await spawned.listening(60_000)
     // Warm up (module loading, JIT, the first database round trip) before measuring memory.
     for (let i = 0; i < 3; i++) await send(base, { key, body: query('{ contacts(perPage: 100) { nodes { id groups { name } } } }') })
     rssBefore = rssBytes(server.pid!)

@@ -1,20 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { spawnServer } from './kit/server-process.js'
 
-function start(env: Record<string, string>, command: [string, ...string[]] = [process.execPath, '--import', 'tsx', 'src/server.ts']) {
-  // Its own process group, so a test can tell whether anything of the tree is left.
-  const child = spawn(command[0], command.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (d) => (out += d))
-  child.stderr.on('data', (d) => (err += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  return { child, exited, output: () => out, errors: () => err }
-}
+/** The server in its own process group, so a test can tell whether anything of the tree is left. */
+const start = (env: Record<string, string>, command?: [string, ...string[]]) => spawnServer(env, { command, detached: true })
 
 describe('npm start (src/server.ts)', () => {
   it('creates and migrates the SQLite database, serves, and shuts down on SIGTERM', async () => {

@@ -1,7 +1,8 @@
 // The real server (src/server.ts) as a child process that the crash test kills with SIGKILL.
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 import { openSync } from 'node:fs'
+import { spawnServer } from '../kit/server-process.js'
 
 /** A port free right now on 127.0.0.1 (the server gets it fixed: with LOG_LEVEL=silent it prints nothing). */
 export async function freePort(): Promise<number> {
@@ -22,17 +23,14 @@ export interface ServerProcess {
 export async function startServer(env: Record<string, string>, port: number): Promise<ServerProcess> {
   // CRASH_SERVER_LOG=<file> keeps the servers' warnings and errors there (for a failing run).
   const logFile = process.env.CRASH_SERVER_LOG
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logFile ? 'warn' : 'silent' },
-    stdio: ['ignore', logFile ? openSync(logFile, 'a') : 'ignore', 'pipe'],
-  })
-  let err = ''
-  child.stderr!.on('data', (d) => (err += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const { child, exited, errors } = spawnServer(
+    { RATE_LIMIT_PER_SECOND: undefined, ...env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: logFile ? 'warn' : 'silent' },
+    { stdout: logFile ? openSync(logFile, 'a') : 'ignore' },
+  )
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 90_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${err}`)
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${errors()}`)
     try {
       const res = await fetch(`${url}/readyz`)
       if (res.ok) break
@@ -41,11 +39,11 @@ export async function startServer(env: Record<string, string>, port: number): Pr
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`server not ready after 90 s: ${err}`)
+      throw new Error(`server not ready after 90 s: ${errors()}`)
     }
     await new Promise((r) => setTimeout(r, 50))
   }
-  return { url, child, exited, stderr: () => err }
+  return { url, child, exited, stderr: errors }
 }
 
 /** kill -9: no shutdown hook runs, nothing is flushed. */
