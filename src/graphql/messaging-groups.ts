@@ -1,5 +1,5 @@
 import { builder, type BuilderTypes } from './builder.js'
-import { DeletedPayload, PageInfoRef, listArgs } from './common.js'
+import { DeletedPayload, OffsetPageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../messaging/paging.js'
 import type { Group as GroupRow } from '../generated/sqlite/client.js'
 import { GROUP_LIST_COLUMNS, createGroup, deleteGroup, findGroup, groupListWhere, listGroups, updateGroup } from '../messaging/groups.js'
@@ -62,7 +62,7 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
       },
     }),
     pageInfo: t.field({
-      type: PageInfoRef,
+      type: OffsetPageInfoRef,
       description: 'Totals and position.',
       resolve: async (source, _args, ctx) => pageInfo(source.request, (await loadPage(source, ctx)).total),
     }),
@@ -149,7 +149,7 @@ builder.mutationFields((t) => ({
   }),
 }))
 
-/** The order of the `groups` pages (groupListOrder): lower-cased name, then the uuid. */
+/** The order of the `groups` pages: lower-cased name, then the uuid. */
 const GROUP_ORDER: KeysetOrder = {
   name: 'groups',
   columns: [

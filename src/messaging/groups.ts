@@ -133,12 +133,10 @@ export async function deleteGroup({ db }: Pick<Deps, 'db'>, accountId: string, g
   return groupId
 }
 
-/** Prisma's own form of the list filter and order: what listGroups replaces, and what the tests compare it with. */
+/** Prisma's own form of the list filter: what listGroups replaces, and what the tests compare it with. */
 export function groupListWhere(accountId: string, request: Pick<PageRequest, 'searchKey'>): Prisma.GroupWhereInput {
   return { accountId, ...(request.searchKey ? { searchText: { contains: request.searchKey } } : {}) }
 }
-
-export const groupListOrder: Prisma.GroupOrderByWithRelationInput[] = [{ nameKey: 'asc' }, { id: 'asc' }]
 
 /** Every scalar column of Group but searchText: what a Group object holds (the GraphQL type is not in select mode). */
 const GROUP_COLUMNS = [

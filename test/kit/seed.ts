@@ -2,7 +2,7 @@ import { createAccount } from '../../src/accounts/create-account.js'
 import { createGroup, type GroupInput } from '../../src/messaging/groups.js'
 import { parseContacts, type ContactInput } from '../../src/messaging/contacts.js'
 import { upsertContacts } from '../../src/messaging/upsert-contacts.js'
-import type { TestKit } from './kit.js'
+import type { Deps } from '../../src/deps.js'
 
 export interface Seeded {
   account: { id: string; name: string }
@@ -20,7 +20,7 @@ export const mobile = (n = counter++) => `+2547${String(10_000_000 + n).padStart
 export class Seed implements PromiseLike<Seeded> {
   private readonly steps: ((s: Seeded) => Promise<void>)[] = []
 
-  constructor(private readonly kit: TestKit) {}
+  constructor(private readonly kit: { readonly deps: Deps }) {}
 
   account(name = 'Acme') {
     this.steps.push(async (s) => {
