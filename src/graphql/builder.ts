@@ -37,8 +37,8 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    // The offset pages already have a type named PageInfo (search, total, page...); it keeps its name.
-    pageInfoTypeOptions: { name: 'ConnectionPageInfo', description: 'Where a connection page stands (Relay cursor connections).' },
+    // The Cursor Connections specification names this type PageInfo; the offset pages' meta is OffsetPageInfo.
+    pageInfoTypeOptions: { description: 'Where a connection page stands (Relay cursor connections).' },
     nodeTypeOptions: { description: 'An object with a global id: fetch it again with `node(id:)`.' },
     idFieldOptions: { description: 'The global id (Relay): opaque; `node(id:)` fetches the object by it. The database id is `uuid`.' },
     // A malformed global id is the client's mistake (BAD_REQUEST), not an unexpected error.

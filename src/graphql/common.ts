@@ -26,8 +26,8 @@ builder.scalarType('DateTime', {
   },
 })
 
-export const PageInfoRef = builder.objectRef<PageInfo>('PageInfo').implement({
-  description: 'Where a page stands in its list.',
+export const OffsetPageInfoRef = builder.objectRef<PageInfo>('OffsetPageInfo').implement({
+  description: 'Where a numbered page (page / perPage) stands in its list. Cursor connections use `PageInfo`.',
   fields: (t) => ({
     search: t.exposeString('search', { description: 'The search text as given; empty when none.' }),
     total: t.exposeInt('total', { description: 'How many items match, on every page.' }),

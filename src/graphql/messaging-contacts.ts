@@ -1,6 +1,6 @@
 import { publishJoins, publishLeaves, withContactRemoval } from '../live/membership-events.js'
 import { builder } from './builder.js'
-import { CONTACT_SEARCH, DeletedPayload, PageInfoRef, listArgs } from './common.js'
+import { CONTACT_SEARCH, DeletedPayload, OffsetPageInfoRef, listArgs } from './common.js'
 import { queryFromInfo } from '@pothos/plugin-prisma'
 import type { GraphQLResolveInfo } from 'graphql'
 import type { Contact as ContactRow } from '../generated/sqlite/client.js'
@@ -133,7 +133,7 @@ export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').i
       },
     }),
     pageInfo: t.field({
-      type: PageInfoRef,
+      type: OffsetPageInfoRef,
       description: 'Totals and position.',
       resolve: async (source, _args, ctx) => pageInfo(source.request, (await loadPage(source, ctx)).total),
     }),
