@@ -6,7 +6,7 @@ import { AppError, knownAppError } from './errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
-import { graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
+import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { clientKey, createRateLimiter } from './rate-limit.js'
@@ -86,7 +86,8 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
       },
     },
     // Size, tokens, nesting, depth, aliases and list-aware cost: src/graphql/limits/.
-    plugins: [graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics)],
+    // Malformed parameters are the client's 400, never a masked fault (graphqlParamsPlugin).
+    plugins: [graphqlParamsPlugin(), graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics)],
   })
 
   const microcache = new Microcache(env.CHANNEL_CACHE_MS)
@@ -194,7 +195,9 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
       try {
         response = await route(request, url, requestId, server)
       } catch (error) {
-        logger.error({ err: error, requestId }, 'unhandled error')
+        // A client that hangs up mid-request (its body stream aborts) is not a fault of ours.
+        if (request.signal.aborted) logger.info({ requestId, reason: String(error) }, 'client went away')
+        else logger.error({ err: error, requestId }, 'unhandled error')
         response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
       }
       response.headers.set('X-Request-Id', requestId)
