@@ -19,6 +19,7 @@ import { createMetrics, type Metrics } from './metrics/create-metrics.js'
 import { graphqlMetricsPlugin } from './metrics/graphql-plugin.js'
 import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 import { createLiveStreams } from './live/live-streams.js'
+import { createCorsPolicy } from './http/cors.js'
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
@@ -56,6 +57,8 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     renderGraphiQL: renderBundledGraphiQL,
     logging: false,
     landingPage: false,
+    // Yoga's default echoes any Origin with Allow-Credentials; app.fetch applies src/http/cors.ts instead.
+    cors: false,
     // The door in front of Yoga bounds every body already (readGraphqlRequest, BODY_LIMIT_BYTES);
     // Yoga's own limit would pipe each body through a TransformStream into another Request.
     maxRequestBodySize: false,
@@ -103,6 +106,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
   const web = createWebRoutes(restRoutes)
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
   const live = createLiveStreams({ perKey: env.SUBSCRIPTIONS_PER_KEY, perAddress: env.SUBSCRIPTIONS_PER_IP, keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS })
+  const cors = createCorsPolicy({ origins: env.CORS_ORIGINS, publicBaseUrl: env.PUBLIC_BASE_URL })
   const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 
   /** The client's address: the peer of the socket, or behind a trusted proxy the hop it saw last. */
@@ -131,6 +135,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     }
     const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
     if (page) return page
+    if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
     const token = bearerToken(request.headers.get('authorization'))
     if (token) {
       // Keyed on a digest of the token, so unknown keys are limited before any database work.
@@ -201,6 +206,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
         response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
       }
       response.headers.set('X-Request-Id', requestId)
+      if (url.pathname === '/graphql' && request.method !== 'OPTIONS') cors.apply(request, response)
       metrics.observeRequest(request.method, url.pathname, response.status, (performance.now() - started) / 1000)
       logger.info(
         { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started) },
