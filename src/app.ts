@@ -16,7 +16,7 @@ import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 import { createMetrics, type Metrics } from './metrics/create-metrics.js'
-import { graphqlMetricsPlugin } from './metrics/graphql-plugin.js'
+import { graphqlMetricsPlugin, operationNamesOf } from './metrics/graphql-plugin.js'
 import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 import { createLiveStreams } from './live/live-streams.js'
 import { createCorsPolicy } from './http/cors.js'
@@ -90,7 +90,8 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     },
     // Size, tokens, nesting, depth, aliases and list-aware cost: src/graphql/limits/.
     // Malformed parameters are the client's 400, never a masked fault (graphqlParamsPlugin).
-    plugins: [graphqlParamsPlugin(), graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics)],
+    // Operation names become metric labels only when they are the operator's (docs/operations.md "Metrics").
+    plugins: [graphqlParamsPlugin(), graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) })],
   })
 
   const microcache = new Microcache(env.CHANNEL_CACHE_MS)
