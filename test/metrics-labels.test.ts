@@ -110,7 +110,7 @@ describe.each(targets)('GraphQL metric labels on $name', (target) => {
 })
 
 describe('GraphQL metric labels: trusted documents and the cap', () => {
-  const run = async (yoga: ReturnType<typeof createYoga>, name: string) =>
+  const run = async (yoga: { fetch(request: Request): Promise<Response> | Response }, name: string) =>
     yoga.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `query ${name} { __typename }` }) }))
 
   it('names of trusted documents are labels without a key; past the cap even authenticated names are `other`', async () => {
