@@ -201,10 +201,15 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
       try {
         response = await route(request, url, requestId, server)
       } catch (error) {
-        // A client that hangs up mid-request (its body stream aborts) is not a fault of ours.
-        if (request.signal.aborted) logger.info({ requestId, reason: String(error) }, 'client went away')
-        else logger.error({ err: error, requestId }, 'unhandled error')
-        response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
+        // A client that hangs up mid-request (its body stream aborts) is not a fault of ours:
+        // logged at info, and counted as the client's 400, not as a 500.
+        if (request.signal.aborted) {
+          logger.info({ requestId, reason: String(error) }, 'client went away')
+          response = errorResponse(new AppError('BAD_REQUEST', 'The client closed the request before it was read'), 'messaging', requestId)
+        } else {
+          logger.error({ err: error, requestId }, 'unhandled error')
+          response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
+        }
       }
       response.headers.set('X-Request-Id', requestId)
       if (url.pathname === '/graphql' && request.method !== 'OPTIONS') cors.apply(request, response)

@@ -119,17 +119,28 @@ describe.each(targets)('malformed GraphQL parameters on $name', (target) => {
     })
   })
 
-  it('a client that goes away in the middle of its body is not logged as a server fault', async () => {
-    logs.length = 0
-    const url = new URL('/graphql', base)
-    await new Promise<void>((resolve) => {
-      const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '1000' } })
-      req.on('error', () => resolve())
-      req.write('{"query":"{ __typ', () => setImmediate(() => (req.destroy(), resolve())))
-    })
-    const line = await waitFor('the access line of the abandoned request', () => logs.find((l) => l.msg === 'request'), 30_000)
-    expect(line).toMatchObject({ method: 'POST', path: '/graphql' })
-    expect(logs.find((l) => l.msg === 'client went away')).toMatchObject({ level: 30, requestId: line.requestId })
-    expect(logs.filter((l) => l.level >= ERROR)).toEqual([])
+  it('a client that goes away in the middle of its body is its own 400 at info, not a server fault', async () => {
+    const url = new URL(base)
+    const auth = { authorization: `Bearer ${key}` }
+    const cases: [string, string, Record<string, string>, string][] = [
+      ['GraphQL JSON', '/graphql', { 'content-type': 'application/json' }, '{"query":"{ __typ'],
+      ['GraphQL form', '/graphql', { 'content-type': 'application/x-www-form-urlencoded' }, 'query=%7B'],
+      ['GraphQL mutation with Idempotency-Key', '/graphql', { 'content-type': 'application/json', ...auth, 'idempotency-key': 'gone-1' }, '{"query":"mutation'],
+      ['REST body', '/api/contact/group/create', { 'content-type': 'application/json', ...auth }, '{"name":'],
+      ['REST body with Idempotency-Key', '/api/contact/group/create', { 'content-type': 'application/json', ...auth, 'idempotency-key': 'gone-2' }, '{"name":'],
+    ]
+    const seen: Record<string, unknown> = {}
+    for (const [what, path, headers, part] of cases) {
+      logs.length = 0
+      await new Promise<void>((resolve) => {
+        const req = httpRequest({ host: url.hostname, port: url.port, path, method: 'POST', headers: { ...headers, 'content-length': '1000' } })
+        req.on('error', () => resolve())
+        // Once the part is on the wire, the client hangs up with the rest of its body unsent.
+        req.write(part, () => setImmediate(() => (req.destroy(), resolve())))
+      })
+      const line = await waitFor(`the access line of the abandoned request (${what})`, () => logs.find((l) => l.msg === 'request'), 30_000)
+      seen[what] = { path: line.path, status: line.status, errors: logs.filter((l) => l.level >= ERROR) }
+    }
+    expect(seen).toEqual(Object.fromEntries(cases.map(([what, path]) => [what, { path, status: 400, errors: [] }])))
   })
 })

@@ -62,6 +62,16 @@ function paramsOf(search: URLSearchParams): Record<string, unknown> {
   return params
 }
 
+/** A form body as text; a client that hangs up meanwhile is Yoga's AbortError (logged at debug), not a fault. */
+async function bodyText(request: Request): Promise<string> {
+  try {
+    return await request.text()
+  } catch (error) {
+    if (request.signal.aborted) throw new DOMException('The client closed the request before it was read', 'AbortError')
+    throw error
+  }
+}
+
 const typeOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value)
 
 /**
@@ -80,7 +90,7 @@ export function graphqlParamsPlugin(): Plugin {
       } else if (request.method === 'GET') {
         setRequestParser((request) => paramsOf(new URL(request.url).searchParams))
       } else if (request.method === 'POST' && /^application\/x-www-form-urlencoded\s*(;|,|$)/i.test(request.headers.get('content-type') ?? '')) {
-        setRequestParser(async (request) => paramsOf(new URLSearchParams(await request.text())))
+        setRequestParser(async (request) => paramsOf(new URLSearchParams(await bodyText(request))))
       } else if (request.method === 'POST' && !requestParser) {
         endResponse(graphqlRefusal(new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json (or application/graphql, or a form)')))
       }
