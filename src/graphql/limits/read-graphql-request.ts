@@ -39,7 +39,7 @@ const PARAM_NAMES = ['query', 'operationName', 'variables', 'extensions'] as con
 
 /**
  * The GraphQL parameters of a query string or form body. Yoga's own reader JSON.parses
- * `variables`/`extensions` unguarded, so a typo there surfaced as a masked 500-class "Unexpected
+ * `variables`/`extensions` unguarded, so a typo there surfaced as a masked INTERNAL "Unexpected
  * error." logged with a stack; here each parameter is read once and a bad one is named.
  */
 function paramsOf(search: URLSearchParams): Record<string, unknown> {
@@ -76,9 +76,10 @@ const typeOf = (value: unknown) => (value === null ? 'null' : Array.isArray(valu
 
 /**
  * How /graphql reads its parameters: GET query strings and form bodies with the errors named
- * (paramsOf), another method a 405 with Allow, `operationName` checked to be a string, a missing `query` a 400 (Yoga answers it
- * 200 to `Accept: application/json`), and a body of no GraphQL media type a 415 in the GraphQL
- * error shape (Yoga's is an empty body). Yoga still checks the rest (variables an object, ...).
+ * (paramsOf), another method a 405 with Allow, `operationName` checked to be a string, a missing
+ * `query` a 400 (Yoga answers it 200 to `Accept: application/json`), and a body of no GraphQL
+ * media type a 415 in the GraphQL error shape (Yoga's is an empty body). Yoga still checks the
+ * rest (variables an object, ...).
  */
 export function graphqlParamsPlugin(): Plugin {
   return {
