@@ -127,7 +127,11 @@ export function createRestRouter(options: RestRouterOptions) {
         if (microKey) micro.set(microKey, { status: 200, body: text, etag, headers })
         return respond(200, text, etag, headers, request, method === 'HEAD')
       } catch (error) {
-        const appError = error instanceof AppError ? error : toAppError(error, options.logger, rc.requestId)
+        // A client that hung up while its body was read is not a fault of ours (nor logged as one).
+        let appError: AppError
+        if (error instanceof AppError) appError = error
+        else if (request.signal.aborted) appError = new AppError('BAD_REQUEST', 'The client closed the request before it was read')
+        else appError = toAppError(error, options.logger, rc.requestId)
         const rename = hit?.c.route.legacyField
         if (rename && appError.details) {
           return errorResponse(new AppError(appError.code, appError.message, appError.details.map((d) => ({ ...d, field: rename(d.field) }))), api, rc.requestId)

@@ -6,7 +6,7 @@ import { AppError, knownAppError } from './errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
-import { graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
+import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { clientKey, createRateLimiter } from './rate-limit.js'
@@ -16,9 +16,10 @@ import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 import { createMetrics, type Metrics } from './metrics/create-metrics.js'
-import { graphqlMetricsPlugin } from './metrics/graphql-plugin.js'
+import { graphqlMetricsPlugin, operationNamesOf } from './metrics/graphql-plugin.js'
 import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 import { createLiveStreams } from './live/live-streams.js'
+import { createCorsPolicy } from './http/cors.js'
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
@@ -56,6 +57,8 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     renderGraphiQL: renderBundledGraphiQL,
     logging: false,
     landingPage: false,
+    // Yoga's default echoes any Origin with Allow-Credentials; app.fetch applies src/http/cors.ts instead.
+    cors: false,
     // The door in front of Yoga bounds every body already (readGraphqlRequest, BODY_LIMIT_BYTES);
     // Yoga's own limit would pipe each body through a TransformStream into another Request.
     maxRequestBodySize: false,
@@ -86,7 +89,9 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
       },
     },
     // Size, tokens, nesting, depth, aliases and list-aware cost: src/graphql/limits/.
-    plugins: [graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics)],
+    // Malformed parameters are the client's 400, never a masked fault (graphqlParamsPlugin).
+    // Operation names become metric labels only when they are the operator's (docs/operations.md "Metrics").
+    plugins: [graphqlParamsPlugin(), graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) })],
   })
 
   const microcache = new Microcache(env.CHANNEL_CACHE_MS)
@@ -102,6 +107,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
   const web = createWebRoutes(restRoutes)
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
   const live = createLiveStreams({ perKey: env.SUBSCRIPTIONS_PER_KEY, perAddress: env.SUBSCRIPTIONS_PER_IP, keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS })
+  const cors = createCorsPolicy({ origins: env.CORS_ORIGINS, publicBaseUrl: env.PUBLIC_BASE_URL })
   const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 
   /** The client's address: the peer of the socket, or behind a trusted proxy the hop it saw last. */
@@ -130,6 +136,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     }
     const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
     if (page) return page
+    if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
     const token = bearerToken(request.headers.get('authorization'))
     if (token) {
       // Keyed on a digest of the token, so unknown keys are limited before any database work.
@@ -194,10 +201,18 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
       try {
         response = await route(request, url, requestId, server)
       } catch (error) {
-        logger.error({ err: error, requestId }, 'unhandled error')
-        response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
+        // A client that hangs up mid-request (its body stream aborts) is not a fault of ours:
+        // logged at info, and counted as the client's 400, not as a 500.
+        if (request.signal.aborted) {
+          logger.info({ requestId, reason: String(error) }, 'client went away')
+          response = errorResponse(new AppError('BAD_REQUEST', 'The client closed the request before it was read'), 'messaging', requestId)
+        } else {
+          logger.error({ err: error, requestId }, 'unhandled error')
+          response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
+        }
       }
       response.headers.set('X-Request-Id', requestId)
+      if (url.pathname === '/graphql' && request.method !== 'OPTIONS') cors.apply(request, response)
       metrics.observeRequest(request.method, url.pathname, response.status, (performance.now() - started) / 1000)
       logger.info(
         { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started) },

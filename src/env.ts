@@ -88,7 +88,30 @@ const schema = z.object({
   METRICS_ENABLED: bool.default(true),
   /** When set, /metrics requires `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(1).optional(),
+  /**
+   * Origins (scheme://host[:port], comma-separated) whose browser pages may send credentialed
+   * requests to /graphql (docs/security.md "CORS"); everyone else gets `*` without credentials.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .superRefine((origins, ctx) => {
+      for (const origin of origins) {
+        if (!isOrigin(origin)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with no path, such as https://app.example` })
+      }
+    })
+    .default([]),
 })
+
+/** An exact serialized origin, as browsers send it in `Origin`: http(s), lower case, no path, no default port. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value
+  } catch {
+    return false
+  }
+}
 
 export type Env = z.infer<typeof schema> & { PUBLIC_BASE_URL: string }
 

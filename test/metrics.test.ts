@@ -121,20 +121,24 @@ describe.each(targets)('metrics on $name', (target) => {
 
   it('counts GraphQL operations by name and type, and their errors by phase', async () => {
     const app = appWith()
-    const post = (query: string) =>
-      app.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query }) }))
+    const { key } = await kit.seed().account('Metrics')
+    const post = (query: string, headers: Record<string, string> = {}) =>
+      app.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) }))
+    // A name is a label when an authenticated client uses it (test/metrics-labels.test.ts has the rest).
+    await post('query Probe { __typename }', { authorization: `Bearer ${key}` })
     await post('query Probe { __typename }')
-    await post('query Probe { __typename }')
+    await post('query AdHoc { __typename }')
     await post('{ __typename }')
     await post('query Broken { noSuchField }')
     await post('query Unparsable {')
     const families = parseExposition((await scrape(app)).text)
     expect(valueOf(families, 'graphql_operations_total', { operation_name: 'Probe', operation_type: 'query', outcome: 'ok' })).toBe(2)
+    expect(valueOf(families, 'graphql_operations_total', { operation_name: 'other', operation_type: 'query', outcome: 'ok' })).toBe(1)
     expect(valueOf(families, 'graphql_operations_total', { operation_name: 'anonymous', operation_type: 'query', outcome: 'ok' })).toBe(1)
     expect(valueOf(families, 'graphql_operation_duration_seconds', { operation_name: 'Probe' }, 'graphql_operation_duration_seconds_count')).toBe(2)
     expect(valueOf(families, 'graphql_errors_total', { phase: 'validate' })).toBe(1)
     expect(valueOf(families, 'graphql_errors_total', { phase: 'parse' })).toBe(1)
-    expect(valueOf(families, 'http_requests_total', { method: 'POST', route: '/graphql', status: '200' })).toBe(5)
+    expect(valueOf(families, 'http_requests_total', { method: 'POST', route: '/graphql', status: '200' })).toBe(6)
   })
 
   it('reports the webhook outbox and SMS states from the database, read once per cache period', async () => {

@@ -1,20 +1,63 @@
-import { getOperationAST, type ExecutionResult } from 'graphql'
+import { getOperationAST, parse, type ExecutionResult } from 'graphql'
 import type { Plugin } from 'graphql-yoga'
+import { bearerToken } from '../auth/api-keys.js'
 import type { Metrics } from './create-metrics.js'
 
-/** Clients choose operation names: past this many distinct ones, new names are counted as `other`. */
-const MAX_OPERATION_NAMES = 200
+/** Past this many names learned from authenticated clients, further new names count as `other`. */
+const MAX_LEARNED_NAMES = 200
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/
 
-/** Counts the operations Yoga executes at /graphql, their errors and execution time. */
-export function graphqlMetricsPlugin(metrics: Metrics): Plugin {
-  const seen = new Set<string>()
-  function label(name: string | undefined): string {
+export interface OperationLabelOptions {
+  /** Operation names that are always labels: the REST routes' documents (see operationNamesOf). */
+  known?: Iterable<string>
+  /**
+   * The operation names of trusted documents, when there are any (a persisted-documents manifest
+   * would hand its names here): always labels, like `known`.
+   */
+  trusted?: Iterable<string>
+  /** How many names authenticated clients may add (default 200). */
+  maxLearned?: number
+}
+
+/** The names of the named operations in `documents` (for `known`). */
+export function operationNamesOf(documents: Iterable<string>): string[] {
+  const names: string[] = []
+  for (const text of documents) {
+    for (const definition of parse(text).definitions) {
+      if (definition.kind === 'OperationDefinition' && definition.name) names.push(definition.name.value)
+    }
+  }
+  return names
+}
+
+interface LabelContext {
+  request?: Request
+  account?: () => Promise<unknown>
+}
+
+/**
+ * Counts the operations Yoga executes at /graphql, their errors and execution time, labelled by
+ * operation name only when the name is the operator's: a REST route's or trusted document's, or
+ * one an authenticated client (a valid API key) used, up to `maxLearned`. Anonymous clients' names
+ * count as `other`, so they can neither grow the series nor use up the room of real operations.
+ */
+export function graphqlMetricsPlugin(metrics: Metrics, options: OperationLabelOptions = {}): Plugin {
+  const fixed = new Set([...(options.known ?? []), ...(options.trusted ?? [])])
+  const learned = new Set<string>()
+  const maxLearned = options.maxLearned ?? MAX_LEARNED_NAMES
+
+  /** The label when it needs no authentication; undefined when only an authenticated client could add it. */
+  function quickLabel(name: string | undefined): string | undefined {
     if (!name) return 'anonymous'
     if (!NAME.test(name)) return 'other'
-    if (seen.has(name)) return name
-    if (seen.size >= MAX_OPERATION_NAMES) return 'other'
-    seen.add(name)
+    if (fixed.has(name) || learned.has(name)) return name
+    if (learned.size >= maxLearned) return 'other'
+    return undefined
+  }
+
+  function learn(name: string): string {
+    if (learned.size >= maxLearned) return 'other'
+    learned.add(name)
     return name
   }
 
@@ -31,17 +74,30 @@ export function graphqlMetricsPlugin(metrics: Metrics): Plugin {
     },
     onExecute({ args }) {
       const operation = getOperationAST(args.document, args.operationName)
-      const labels = { operation_name: label(operation?.name?.value ?? args.operationName ?? undefined), operation_type: operation?.operation ?? 'unknown' }
-      const started = performance.now()
-      return {
-        onExecuteDone({ result }) {
-          metrics.graphqlDuration.observe(labels, (performance.now() - started) / 1000)
-          // A subscription's stream is not a single result: its start counts as the outcome.
-          const errors = Symbol.asyncIterator in result ? undefined : (result as ExecutionResult).errors
-          if (errors?.length) metrics.graphqlErrors.inc({ phase: 'execute' })
-          metrics.graphqlOperations.inc({ ...labels, outcome: errors?.length ? 'error' : 'ok' })
-        },
+      const name = operation?.name?.value ?? args.operationName ?? undefined
+      const operationType = operation?.operation ?? 'unknown'
+      const observe = (label: string) => {
+        const labels = { operation_name: label, operation_type: operationType }
+        const started = performance.now()
+        return {
+          onExecuteDone({ result }: { result: unknown }) {
+            metrics.graphqlDuration.observe(labels, (performance.now() - started) / 1000)
+            // A subscription's stream is not a single result: its start counts as the outcome.
+            const errors = Symbol.asyncIterator in (result as object) ? undefined : (result as ExecutionResult).errors
+            if (errors?.length) metrics.graphqlErrors.inc({ phase: 'execute' })
+            metrics.graphqlOperations.inc({ ...labels, outcome: errors?.length ? 'error' : 'ok' })
+          },
+        }
       }
+      const quick = quickLabel(name)
+      if (quick !== undefined) return observe(quick)
+      const context = args.contextValue as LabelContext
+      if (!context.account || !bearerToken(context.request?.headers.get('authorization') ?? null)) return observe('other')
+      // The resolvers share this lookup (the context remembers it); a refused key is their error to report.
+      return context.account().then(
+        () => observe(learn(name!)),
+        () => observe('other'),
+      )
     },
   }
 }

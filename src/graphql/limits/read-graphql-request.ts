@@ -1,3 +1,5 @@
+import { GraphQLError } from 'graphql'
+import type { Plugin } from 'graphql-yoga'
 import { AppError, httpStatusOf } from '../../errors.js'
 import { graphqlLimits } from './limits.js'
 import { readBodyBytes } from '../../http/read-body.js'
@@ -26,4 +28,80 @@ export function graphqlRefusal(error: AppError): Response {
     status: httpStatusOf[error.code],
     headers: { 'Content-Type': 'application/graphql-response+json; charset=utf-8' },
   })
+}
+
+/** A client's malformed request, answered 400 BAD_REQUEST by Yoga (never masked, never logged as a fault). */
+function badParams(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } })
+}
+
+const PARAM_NAMES = ['query', 'operationName', 'variables', 'extensions'] as const
+
+/**
+ * The GraphQL parameters of a query string or form body. Yoga's own reader JSON.parses
+ * `variables`/`extensions` unguarded, so a typo there surfaced as a masked INTERNAL "Unexpected
+ * error." logged with a stack; here each parameter is read once and a bad one is named.
+ */
+function paramsOf(search: URLSearchParams): Record<string, unknown> {
+  const params: Record<string, unknown> = {}
+  for (const name of PARAM_NAMES) {
+    const values = search.getAll(name)
+    if (values.length > 1) throw badParams(`The "${name}" parameter is given more than once`)
+    const value = values[0]
+    if (!value) continue
+    if (name === 'query' || name === 'operationName') {
+      params[name] = value
+      continue
+    }
+    try {
+      params[name] = JSON.parse(value)
+    } catch {
+      throw badParams(`The "${name}" parameter is not valid JSON`)
+    }
+  }
+  return params
+}
+
+/** A form body as text; a client that hangs up meanwhile is Yoga's AbortError (logged at debug), not a fault. */
+async function bodyText(request: Request): Promise<string> {
+  try {
+    return await request.text()
+  } catch (error) {
+    if (request.signal.aborted) throw new DOMException('The client closed the request before it was read', 'AbortError')
+    throw error
+  }
+}
+
+const typeOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value)
+
+/**
+ * How /graphql reads its parameters: GET query strings and form bodies with the errors named
+ * (paramsOf), another method a 405 with Allow, `operationName` checked to be a string, a missing
+ * `query` a 400 (Yoga answers it 200 to `Accept: application/json`), and a body of no GraphQL
+ * media type a 415 in the GraphQL error shape (Yoga's is an empty body). Yoga still checks the
+ * rest (variables an object, ...).
+ */
+export function graphqlParamsPlugin(): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser, endResponse }) {
+      if (request.method !== 'GET' && request.method !== 'POST') {
+        const refusal = graphqlRefusal(new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on /graphql`))
+        refusal.headers.set('Allow', 'GET, POST, OPTIONS')
+        endResponse(refusal)
+      } else if (request.method === 'GET') {
+        setRequestParser((request) => paramsOf(new URL(request.url).searchParams))
+      } else if (request.method === 'POST' && /^application\/x-www-form-urlencoded\s*(;|,|$)/i.test(request.headers.get('content-type') ?? '')) {
+        setRequestParser(async (request) => paramsOf(new URLSearchParams(await bodyText(request))))
+      } else if (request.method === 'POST' && !requestParser) {
+        endResponse(graphqlRefusal(new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json (or application/graphql, or a form)')))
+      }
+    },
+    onParams({ params }) {
+      if (params.query === undefined || params.query === null) throw badParams('The "query" parameter is required')
+      const operationName = typeOf(params.operationName)
+      if (!['string', 'null', 'undefined'].includes(operationName)) {
+        throw badParams(`Expected "operationName" param to be a string, but given ${operationName}.`)
+      }
+    },
+  }
 }
