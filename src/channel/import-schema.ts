@@ -35,7 +35,11 @@ const instant = z.iso
   .transform((s) => new Date(s))
   .refine((d) => d.getUTCFullYear() >= 1900 && d.getUTCFullYear() <= 9999, 'must be between the years 1900 and 9999')
 // Players and browsers open these: http(s) only, never javascript:, data: or a line break.
-const url = z.string().max(2000).refine(isWebUrl, 'must be an http or https URL without spaces or line breaks')
+const url = z
+  .string()
+  .max(2000)
+  .refine(isWebUrl, 'must be an http or https URL without spaces or line breaks')
+  .meta({ description: 'An absolute http or https URL, without spaces or line breaks.', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\u0085]+$' })
 const text = (max: number) => z.string().max(max)
 
 const onDemand = z.object({
