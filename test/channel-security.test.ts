@@ -243,13 +243,13 @@ describe.each(targets)('channel hardening on $name', (target) => {
     const tooMany = bigChannel('too-many', '5a2c9e23-8b7f-4daa-9f96-ac6b7a8f9eb5', { programs: 1, episodes: 1, airings: IMPORT_LIMITS.airings + 1 })
     expect((await importError(kit, JSON.stringify(tooMany), key)).extensions).toEqual({
       code: 'VALIDATION_FAILED',
-      details: [{ field: 'programs.0.episodes.0.airings', message: 'at most 5,000 airings are allowed' }],
+      details: [{ field: 'programs.0.episodes.0.airings', message: 'at most 3,000 airings are allowed' }],
     })
     // Spread over episodes, the total counts.
     const spread = bigChannel('spread', '6b3daf34-9c80-4ebb-8aa7-bd7c8b9a0fc6', { programs: 10, episodes: 51, airings: 10 })
     expect((await importError(kit, JSON.stringify(spread), key)).extensions).toEqual({
       code: 'VALIDATION_FAILED',
-      details: [{ field: 'programs', message: 'the document has 5100 airings; at most 5,000 airings are allowed' }],
+      details: [{ field: 'programs', message: 'the document has 5100 airings; at most 3,000 airings are allowed' }],
     })
     const programs = bigChannel('programs', '7c4eb045-ad91-4fcc-9bb8-ce8d9cab1ad7', { programs: IMPORT_LIMITS.programs + 1, episodes: 0, airings: 0 })
     expect((await importError(kit, JSON.stringify(programs), key)).extensions).toEqual({
@@ -273,15 +273,15 @@ describe.each(targets)('channel hardening on $name', (target) => {
     const before = await fingerprint(kit)
     const res = await cli(kit.url, 'channel:import', file, '--account', accountId)
     expect([res.code, res.stdout]).toEqual([1, ''])
-    expect(res.stderr).toContain('at most 5,000 airings are allowed')
+    expect(res.stderr).toContain('at most 3,000 airings are allowed')
     expect(res.stderr).not.toContain('INTERNAL')
     expect(await fingerprint(kit)).toEqual(before)
   }, 60_000)
 
   it('an import at the bounds is one transaction of a bounded number of statements, and a re-import keeps every id', async () => {
     const uuid = '9e6a0267-cfb3-4bee-9dda-e0bf1ecd3cf9'
-    // 100 programs, 1,000 episodes, 5,000 airings.
-    const doc = bigChannel('at-bound', uuid, { programs: 100, episodes: 10, airings: 5 })
+    // 100 programs, 1,000 episodes, 3,000 airings.
+    const doc = bigChannel('at-bound', uuid, { programs: 100, episodes: 10, airings: 3 })
     const text = JSON.stringify(doc)
     kit.statements.length = 0
     await kit.gql(IMPORT, { d: text }, key)
@@ -290,7 +290,7 @@ describe.each(targets)('channel hardening on $name', (target) => {
     // one or more statements per row: before, this import sent more than 10,000.
     expect(fresh).toBeLessThanOrEqual(100)
     const ids = await kit.db.airing.findMany({ where: { episode: { program: { channelId: uuid } } }, select: { id: true, startsAt: true }, orderBy: { id: 'asc' } })
-    expect(ids).toHaveLength(5000)
+    expect(ids).toHaveLength(3000)
 
     // Unchanged: no row is written again.
     kit.statements.length = 0

@@ -18,7 +18,7 @@ export const IMPORT_LIMITS = {
   /** Episodes of all programs together. */
   episodes: 1_000,
   /** Airings of all episodes together. */
-  airings: 5_000,
+  airings: 3_000,
   videos: 500,
   scheduledBroadcasts: 2_000,
   liveBroadcasts: 100,
