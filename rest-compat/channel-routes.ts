@@ -144,6 +144,11 @@ const guideAirings = (c: any): GuideAiring[] =>
   }))
 /** Guides change when an operator re-imports; players poll them every few hours at most. */
 const GUIDE_CACHE = { 'Cache-Control': 'public, max-age=300' }
+/**
+ * A guide is computed at most once a minute per instance (microcache span): it costs far more than
+ * the JSON answers, and with its key free of query strings no client can make it run more often.
+ */
+export const GUIDE_MICROCACHE_SECONDS = 60
 const GENERATOR = 'sms-channel-gateway'
 const textBody = (description: string, example: string) => ({ schema: string(description), example })
 const XMLTV_EXAMPLE = `<?xml version="1.0" encoding="UTF-8"?>
@@ -573,6 +578,7 @@ export const channelRoutes: RestRoute[] = [
     api: 'channel',
     etag: true,
     microcache: true,
+    microcacheSeconds: GUIDE_MICROCACHE_SECONDS,
     contentType: 'application/xml; charset=utf-8',
     document: guideDocument,
     variables: (input) => ({ channel: uuidParam(input) }),
@@ -594,6 +600,7 @@ export const channelRoutes: RestRoute[] = [
     api: 'channel',
     etag: true,
     microcache: true,
+    microcacheSeconds: GUIDE_MICROCACHE_SECONDS,
     contentType: 'text/calendar; charset=utf-8',
     document: guideDocument,
     variables: (input) => ({ channel: uuidParam(input) }),
@@ -625,6 +632,7 @@ export const channelRoutes: RestRoute[] = [
     api: 'channel',
     etag: true,
     microcache: true,
+    microcacheSeconds: GUIDE_MICROCACHE_SECONDS,
     contentType: 'audio/x-mpegurl; charset=utf-8',
     document: `query StreamChannels { streamChannels { ${GUIDE_CHANNEL} } }`,
     variables: () => ({}),

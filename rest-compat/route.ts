@@ -50,6 +50,12 @@ export interface RestRoute {
    * for the rest of that second (and at most the router's `microcacheMs`).
    */
   microcache?: boolean
+  /**
+   * How many seconds one microcached answer serves (default 1): the program guides, which cost far
+   * more than they change, keep theirs for a minute. The key is the path and only the query
+   * parameters the route documents (`openapi.query`), so other parameters cannot bypass it.
+   */
+  microcacheSeconds?: number
   /** Whether the route reads a JSON body. */
   body?: boolean
   /** The GraphQL operation the route runs, parsed and validated once at start-up. */

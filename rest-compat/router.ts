@@ -5,7 +5,7 @@ import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
 import type { RestRoute, RouteInput } from './route.js'
-import { etagMatches, type Microcache } from '../src/microcache.js'
+import { etagMatches, type CachedResponse, type Microcache } from '../src/microcache.js'
 import { readBodyBytes } from '../src/http/read-body.js'
 import { isStorableText } from '../src/messaging/input-rules.js'
 
@@ -76,6 +76,8 @@ export function createRestRouter(options: RestRouterOptions) {
   }
 
   const micro = options.microcache
+  /** Microcached answers being computed, by key and second. */
+  const inflight = new Map<string, Promise<CachedResponse>>()
 
   /** A shaped answer with its ETag (JSON unless `headers` name another Content-Type), or 304. */
   function respond(status: number, text: string, etag: string, headers: Record<string, string>, request: Request, head: boolean): Response {
@@ -102,9 +104,16 @@ export function createRestRouter(options: RestRouterOptions) {
           return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`), api, rc.requestId, { Allow: allow })
         }
         const { route } = hit.c
-        const microKey = route.microcache && micro.enabled ? micro.key(url.pathname + url.search, rc.now) : null
+        const microKey = route.microcache && micro.enabled ? micro.key(cacheKeyOf(route, url), rc.now, route.microcacheSeconds) : null
         const cached = microKey ? micro.get(microKey) : undefined
         if (cached) return respond(cached.status, cached.body, cached.etag, cached.headers, request, method === 'HEAD')
+        // Requests for an answer being computed wait for it instead of computing it again.
+        const pendingKey = microKey && `${microKey.path}|${microKey.second}`
+        const pending = pendingKey ? inflight.get(pendingKey) : undefined
+        if (pending) {
+          const shared = await pending.catch(() => undefined)
+          if (shared) return respond(shared.status, shared.body, shared.etag, shared.headers, request, method === 'HEAD')
+        }
         if (route.api === 'messaging') await rc.context.account()
         // A reference that is not valid percent-encoding, or holds NUL, is no one's: 404 like any unknown one.
         if (!hit.params) throw new AppError('NOT_FOUND', `No resource at ${path}`)
@@ -113,18 +122,29 @@ export function createRestRouter(options: RestRouterOptions) {
           query: url.searchParams,
           body: route.body ? await readJsonBody(request, options.bodyLimitBytes) : undefined,
         }
-        const variables = route.variables(input)
-        const result = await hit.c.run(variables, rc.context)
-        if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
-        const body = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
-        const headers = { ...corsHeaders(route.api), ...(route.contentType ? { 'Content-Type': route.contentType } : {}), ...route.headers?.(result.data) }
-        const text = route.contentType ? String(body) : JSON.stringify(body)
+        const compute = async () => {
+          const variables = route.variables(input)
+          const result = await hit.c.run(variables, rc.context)
+          if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
+          const body = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
+          const headers = { ...corsHeaders(route.api), ...(route.contentType ? { 'Content-Type': route.contentType } : {}), ...route.headers?.(result.data) }
+          return { body, headers, text: route.contentType ? String(body) : JSON.stringify(body) }
+        }
         if (!route.etag) {
+          const { body, headers, text } = await compute()
           if (!route.contentType) return json(body, 200, headers, method === 'HEAD')
           return new Response(method === 'HEAD' ? null : text, { status: 200, headers })
         }
-        const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
-        if (microKey) micro.set(microKey, { status: 200, body: text, etag, headers })
+        const answer = compute().then(({ text, headers }) => {
+          const entry = { status: 200, body: text, etag: `"${createHash('sha1').update(text).digest('base64url')}"`, headers }
+          if (microKey) micro.set(microKey, entry)
+          return entry
+        })
+        if (pendingKey) {
+          inflight.set(pendingKey, answer)
+          void answer.catch(() => undefined).finally(() => inflight.delete(pendingKey))
+        }
+        const { body: text, etag, headers } = await answer
         return respond(200, text, etag, headers, request, method === 'HEAD')
       } catch (error) {
         // A client that hung up while its body was read is not a fault of ours (nor logged as one).
@@ -140,6 +160,20 @@ export function createRestRouter(options: RestRouterOptions) {
       }
     },
   }
+}
+
+/**
+ * The microcache key: the path and, in the order the route documents them, only the query
+ * parameters it reads (its first value each, as the route reads them); an empty value is absent.
+ * Other parameters do not change the answer, so they do not make another entry.
+ */
+function cacheKeyOf(route: RestRoute, url: URL): string {
+  const names = Object.keys(route.openapi?.query ?? {})
+  const kept = names.flatMap((name) => {
+    const value = url.searchParams.get(name)
+    return value ? [`${encodeURIComponent(name)}=${encodeURIComponent(value)}`] : []
+  })
+  return kept.length ? `${url.pathname}?${kept.join('&')}` : url.pathname
 }
 
 /** A route's document as a function of its variables; graphql-js's `execute` where graphql-jit cannot compile it. */

@@ -7,14 +7,16 @@ export interface CachedResponse {
   etag: string
 }
 
-/** Where an answer is kept: its path and query, and the second it belongs to. */
+/** Where an answer is kept: its path and query, the second it starts at and how many seconds it serves. */
 export interface MicroKey {
   path: string
   second: number
+  span: number
 }
 
 interface Entry extends CachedResponse {
   second: number
+  span: number
   at: number
   /**
    * Flat header lists for writeHead (200 and 304), built once per entry. The last value is the
@@ -47,8 +49,9 @@ export class Microcache {
     return this.ttlMs > 0
   }
 
-  key(pathAndQuery: string, now: Date): MicroKey {
-    return { path: pathAndQuery, second: Math.floor(now.getTime() / 1000) }
+  /** `span` seconds (default 1) share one answer: the spans start at multiples of `span` in the clock's time. */
+  key(pathAndQuery: string, now: Date, span = 1): MicroKey {
+    return { path: pathAndQuery, second: Math.floor(now.getTime() / 1000 / span) * span, span }
   }
 
   get(key: MicroKey) {
@@ -57,8 +60,8 @@ export class Microcache {
 
   private lookup(path: string, second: number) {
     const hit = this.entries.get(path)
-    if (!hit || hit.second !== second) return undefined
-    if (Date.now() - hit.at >= this.ttlMs) {
+    if (!hit || second < hit.second || second >= hit.second + hit.span) return undefined
+    if (Date.now() - hit.at >= this.ttlMs * hit.span) {
       this.entries.delete(path)
       return undefined
     }
@@ -74,7 +77,7 @@ export class Microcache {
     const type = 'Content-Type' in response.headers ? [] : ['Content-Type', 'application/json; charset=utf-8']
     // A Content-Length lets node write head and body in one piece instead of chunked.
     const full = [...type, 'Content-Length', String(Buffer.byteLength(response.body)), ...bare]
-    this.entries.set(key.path, { ...response, second: key.second, at: Date.now(), full, bare })
+    this.entries.set(key.path, { ...response, second: key.second, span: key.span, at: Date.now(), full, bare })
   }
 
   /** The answer the listener may replay for this request, if any. `nowMs` is the clock's time. */

@@ -310,7 +310,7 @@ describe.each(targets)('program guides on $name', (target) => {
         '',
         '    <title>Specials</title>',
         '    <sub-title>Rock &amp; Roll &lt;live&gt; &quot;quoted&quot; &apos;apos&apos;</sub-title>',
-        `    <desc>Line one; two, three\\four\nLine two — ünïcödé ${'word '.repeat(30)}end</desc>`,
+        `    <desc>Line one; two, three\\four&#10;Line two — ünïcödé ${'word '.repeat(30)}end</desc>`,
         '    <category lang="en">Live</category>',
         '    <icon src="https://cdn.example.com/guide/specials.jpg"/>',
         '    <episode-num system="xmltv_ns">.2.</episode-num>',
@@ -489,8 +489,8 @@ describe.each(targets)('program guides on $name', (target) => {
     clock.set('2026-03-06T12:00:07-05:00')
     const before = await get(`/channels/${OTHER}/xmltv`)
     await importChannel(kit.deps, { channel: { ...otherDocument.channel, name: 'Another TV Renamed' } })
-    clock.advance(1000)
-    await new Promise((r) => setTimeout(r, 1100)) // past CHANNEL_CACHE_MS
+    clock.advance(60_000) // past the guide's microcache minute
+    await new Promise((r) => setTimeout(r, 1100)) // past CHANNEL_CACHE_MS (the channel lookup)
     const after = await get(`/channels/${OTHER}/xmltv`, { 'if-none-match': before.headers.get('etag')! })
     expect(after.status).toBe(200)
     expect(after.body).toContain('<display-name>Another TV Renamed</display-name>')
@@ -608,7 +608,7 @@ describe('import format: stream_url, fallback, on_demand.available_at', () => {
     expect(problems({ channel: { ...base.channel, fallback: { name: 'x'.repeat(201) } } })).toEqual(['channel.fallback.name'])
     const episode = (available_at: unknown) => ({
       ...base,
-      programs: [{ slug: 'p', name: 'P', type: 'live', status: 'active', episodes: [{ episode_number: 1, name: 'E', type: 'live', on_demand: { hls_url: 'h', available_at } }] }],
+      programs: [{ slug: 'p', name: 'P', type: 'live', status: 'active', episodes: [{ episode_number: 1, name: 'E', type: 'live', on_demand: { hls_url: 'https://cdn.example.com/h.m3u8', available_at } }] }],
     })
     expect(problems(episode('2026-03-12 09:00'))).toEqual(['programs.0.episodes.0.on_demand.available_at'])
     expect(problems(episode('2026-03-12T09:00:00'))).toEqual(['programs.0.episodes.0.on_demand.available_at'])

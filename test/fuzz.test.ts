@@ -70,6 +70,17 @@ const hostileNumber = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.constantFrom(0, 1, -1, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53 + 1, 1e308, -1e308, 1_000_000, 1_000_001),
 )
+/** Dates no database stores and numbers no Date holds: year 0, negative years, +275760, huge or negative Unix seconds, NaN-ish text. */
+const EXTREME_DATES = [
+  '0000-01-01T00:00:00Z', '0000-01-01', '0001-01-01', '-000001-01-01T00:00:00Z', '-271821-04-20T00:00:00Z', '+275760-09-13T00:00:00Z',
+  '275760-09-13', '9999-12-31T23:59:59Z', '999999999999', '8640000000000', '-62198755200', '-1', 'NaN', 'Infinity', '-Infinity', '1e309',
+  '2026-02-30', '2026-13-01T00:00:00Z', '2026-01-01T25:00:00Z', '2026-01-01T00:00:00+99:99',
+]
+const extremeDate = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...EXTREME_DATES) },
+  fc.integer({ min: -300_000, max: 300_000 }).map((y) => `${y < 0 ? '-' : y > 9999 ? '+' : ''}${String(Math.abs(y)).padStart(y < 0 || y > 9999 ? 6 : 4, '0')}-01-01T00:00:00Z`),
+  fc.oneof(fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }), fc.bigInt({ min: 253_402_300_800n, max: 999_999_999_999n }), fc.constant(2n ** 63n)).map(String),
+)
 const deepArray = fc.integer({ min: 50, max: 20_000 }).map((n): Json => ({ raw: '['.repeat(n) + ']'.repeat(n) }))
 
 const jsonValue = (keys: fc.Arbitrary<string>, strings: fc.Arbitrary<string> = hostileString): fc.Arbitrary<Json> =>
@@ -167,7 +178,11 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     fc.array(
       fc.tuple(
         fc.constantFrom(...QUERY_KEYS),
-        fc.oneof(hostileString.map(percent), fc.constantFrom('%', '%ZZ', '%00', '%ED%A0%80', '2147483647', '1000000', '1000001', '-5', '1.5', 'abc', 'active', 'LIVE')),
+        fc.oneof(
+          hostileString.map(percent),
+          fc.constantFrom('%', '%ZZ', '%00', '%ED%A0%80', '2147483647', '1000000', '1000001', '-5', '1.5', 'abc', 'active', 'LIVE'),
+          extremeDate.map(percent),
+        ),
       ),
       { maxLength: 4 },
     )
@@ -226,6 +241,23 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     )
   }, 120_000)
 
+  // Every channel route that documents a date parameter, with extreme dates and a real channel or program.
+  const datedRoutes = restRoutes.filter((r) => r.openapi?.query && ('from' in r.openapi.query || 'to' in r.openapi.query))
+
+  it('REST date parameters: extreme dates are a 400 {error} or an answer, never a 5xx', async () => {
+    expect(datedRoutes.map((r) => r.path).sort()).toEqual(['/channels/:channel/programs/upcoming', '/programs/:program/episodes'])
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...datedRoutes), fc.constantFrom('from', 'to'), extremeDate, fc.nat(1), async (route, name, value, pick) => {
+        const id = route.path.startsWith('/programs') ? ids[4 + pick]! : ids[2 + pick]!
+        const url = `/api${route.path.replace(/:\w+/, encodeURIComponent(id))}?${name}=${percent(value)}`
+        const res = await kit.rest('GET', url)
+        expect(res.status, `${url} -> ${JSON.stringify(res.body)}`).toBeLessThan(500)
+        if (res.status >= 400) expect([res.status, Object.keys(res.body)], `${url} -> ${JSON.stringify(res.body)}`).toEqual([400, ['error']])
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    )
+  }, 120_000)
+
   // --- GraphQL: one document per Query and Mutation field, every argument a variable.
   const operations = [
     ...Object.values(schema.getQueryType()!.getFields()).map((f) => ({ kind: 'query' as const, field: f })),
@@ -253,7 +285,7 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
   const smallInt = () => fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 5 }) }, { weight: 1, arbitrary: fc.constantFrom(...ids.slice(-2).map(Number)) })
 
   /** A value for an input type: mostly of the right type with hostile content, sometimes anything. */
-  function valueFor(type: GraphQLInputType, depth = 0): fc.Arbitrary<Json> {
+  function valueFor(type: GraphQLInputType, depth = 0, name = ''): fc.Arbitrary<Json> {
     const inner = isNonNullType(type) ? type.ofType : type
     let typed: fc.Arbitrary<Json>
     if (isListType(inner)) typed = fc.array(valueFor(inner.ofType, depth + 1), { maxLength: 5 })
@@ -274,6 +306,8 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     else if (inner.name === 'String' && depth === 0) {
       typed = fc.oneof(idOrJunk(), fc.constant(SAMPLE.replace('City TV', 'Fuzz TV')), fc.constant(SAMPLE.replace('"city-tv"', '"fuzz-tv"').replace('6f1c2d3e', '7f1c2d3e')))
     } else typed = hostileString
+    // Every date argument (from, to) also gets dates out of any database's range.
+    if (isScalarType(inner) && inner.name === 'String' && (name === 'from' || name === 'to')) typed = fc.oneof(typed, extremeDate)
     return fc.oneof({ weight: 12, arbitrary: typed }, { weight: 1, arbitrary: jsonValue(hostileString) })
   }
 
@@ -284,13 +318,47 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
           { weight: 9, arbitrary: fc.constant(documentOf(kind, field)) },
           { weight: 1, arbitrary: fc.constantFrom('{ __proto__ }', 'query { contacts(page: 99999999999) { nodes { id } } }', '{', 'mutation { constructor }', `{ contacts(search: "${'a'.repeat(60_000)}") { pageInfo { total } } }`) },
         ),
-        variables: fc.tuple(...field.args.map((a) => (isNonNullType(a.type) ? valueFor(a.type) : fc.oneof({ weight: 3, arbitrary: valueFor(a.type) }, { weight: 1, arbitrary: fc.constant(null) })))).map((values) =>
+        variables: fc.tuple(...field.args.map((a) => (isNonNullType(a.type) ? valueFor(a.type, 0, a.name) : fc.oneof({ weight: 3, arbitrary: valueFor(a.type, 0, a.name) }, { weight: 1, arbitrary: fc.constant(null) })))).map((values) =>
           obj(field.args.flatMap((a, i): [string, Json][] => (values[i] === null ? [] : [[a.name, values[i]!]]))),
         ),
         headers: headersArb(),
         json: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
       }),
     )
+
+  // Date arguments sit on nested fields (Channel.upcomingAirings, Program.episodes), which the
+  // per-operation documents above select without arguments: each is reached from its root field.
+  const dateArguments = Object.values(schema.getTypeMap())
+    .filter(isObjectType)
+    .flatMap((type) =>
+      Object.values(type.getFields()).flatMap((f) =>
+        f.args.filter((a) => a.name === 'from' || a.name === 'to').map((a) => ({ type: type.name, field: f.name, arg: a.name, selection: selection(f.type, 0) })),
+      ),
+    )
+  const ROOTS: Record<string, { field: string; ids: () => string[] }> = {
+    Channel: { field: 'channel(id: $id)', ids: () => [ids[2]!, ids[3]!] },
+    Program: { field: 'program(id: $id)', ids: () => [ids[4]!, ids[5]!] },
+  }
+
+  it('GraphQL: every date argument has a root to reach it from', () => {
+    expect([...new Set(dateArguments.map((d) => d.type))].sort()).toEqual(Object.keys(ROOTS).sort())
+  })
+
+  it('GraphQL date arguments: extreme dates are a BAD_REQUEST or an answer, never a 5xx nor INTERNAL', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...dateArguments), extremeDate, fc.nat(1), async (d, value, pick) => {
+        const root = ROOTS[d.type]!
+        const id = root.ids()[pick]!
+        const query = `query($id: String!, $v: String) { ${root.field} { ${d.field}(${d.arg}: $v) ${d.selection} } }`
+        const what = `${query} ${value} ${id}`
+        const res = await kit.rest('POST', '/graphql', { body: { query, variables: { id, v: value } } })
+        expect(res.status, `${what} -> ${JSON.stringify(res.body).slice(0, 600)}`).toBeLessThan(500)
+        const codes = (res.body?.errors ?? []).map((e: any) => e.extensions?.code)
+        for (const code of codes) expect(['BAD_REQUEST', 'NOT_FOUND'], `${what} -> ${JSON.stringify(res.body).slice(0, 600)}`).toContain(code)
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    )
+  }, 120_000)
 
   it('GraphQL: never a 5xx nor a masked unexpected error, errors with codes and bounded details, nothing written on failure', async () => {
     await fc.assert(

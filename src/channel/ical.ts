@@ -1,16 +1,15 @@
 // iCalendar (RFC 5545) feed of one channel's guide: a VTIMEZONE built from the IANA zone for the
 // guide's window, VEVENTs in the channel's local time, CRLF lines folded at 75 octets.
 import { localParts, offsetMinutes } from './zoned-time.js'
-import { printable, type GuideAiring, type GuideChannel } from './guide-types.js'
+import { LINE_BREAKS, printable, type GuideAiring, type GuideChannel } from './guide-types.js'
 
 const pad = (n: number, w = 2) => String(Math.abs(n)).padStart(w, '0')
 const HOUR = 3_600_000
 const QUARTER = 15 * 60_000
 
-/** RFC 5545 3.3.11: backslash, semicolon, comma and newline escaped. */
+/** RFC 5545 3.3.11: backslash, semicolon, comma and newline escaped; every kind of line break is a newline. */
 export const escapeText = (text: string) =>
-  printable(text)
-    .replace(/\r\n?/g, '\n')
+  printable(text.replace(LINE_BREAKS, '\n'))
     .replace(/[\\;,]/g, (c) => `\\${c}`)
     .replace(/\n/g, '\\n')
 

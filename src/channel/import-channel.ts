@@ -1,12 +1,17 @@
 import type { Deps } from '../deps.js'
 import { AppError, MAX_ERROR_DETAILS, isUniqueViolation, validationError, type ErrorDetail } from '../errors.js'
 import { textProblem } from '../messaging/input-rules.js'
-import { channelImportSchema, type ChannelImport } from './import-schema.js'
+import { IMPORT_LIMITS, channelImportSchema, type ChannelImport } from './import-schema.js'
 
 /** Parses and checks an import document (JSON text or a parsed object); 422 with every problem. */
 export function parseChannelImport(input: unknown): ChannelImport {
   let value = input
   if (typeof input === 'string') {
+    // Bounded before it is parsed: the size is the first of the import's bounds (IMPORT_LIMITS).
+    const bytes = Buffer.byteLength(input)
+    if (bytes > IMPORT_LIMITS.documentBytes) {
+      throw validationError([{ field: '(document)', message: `the document is ${bytes} bytes; at most ${IMPORT_LIMITS.documentBytes} bytes are allowed` }])
+    }
     try {
       value = JSON.parse(input)
     } catch {
@@ -41,6 +46,22 @@ export async function importChannel(deps: Pick<Deps, 'db'>, input: unknown, oper
   }
 }
 
+/** Rows or ids per statement: far under both databases' parameter limits, whatever the bounds. */
+const CHUNK = 500
+const chunksOf = <T>(list: T[]): T[][] => Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => list.slice(i * CHUNK, (i + 1) * CHUNK))
+const sameFields = (row: Record<string, unknown>, fields: Record<string, unknown>) =>
+  Object.entries(fields).every(([k, v]) => {
+    const have = row[k]
+    return have instanceof Date && v instanceof Date ? have.getTime() === v.getTime() : have === v
+  })
+
+/**
+ * One transaction whose statement count grows with the chunks of new rows, not with the rows:
+ * new programs, episodes, videos and airings are inserted 500 a statement, rows the file leaves
+ * as they are cost nothing, and only changed programs, episodes and videos are updated one by one
+ * (their counts are bounded by IMPORT_LIMITS). A changed airing is deleted and inserted again
+ * with its id, since nothing refers to airings. Deletions go by id lists, 500 a statement.
+ */
 async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operatorAccountId?: string) {
   const c = doc.channel
   return db.$transaction(
@@ -67,8 +88,13 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       const channel = existing
         ? await tx.channel.update({ where: { id: existing.id }, data })
         : await tx.channel.create({ data: { ...data, ...(c.uuid ? { id: c.uuid } : {}) } })
+      const deleteIds = async (ids: number[], remove: (ids: number[]) => Promise<unknown>) => {
+        for (const part of chunksOf(ids)) await remove(part)
+      }
 
-      const videoIds = new Map<string, number>()
+      // Videos, by ref.
+      const oldVideos = new Map((await tx.video.findMany({ where: { channelId: channel.id } })).map((v) => [v.ref, v]))
+      const newVideos = []
       for (const v of doc.videos) {
         const fields = {
           name: v.name,
@@ -78,20 +104,23 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
           resolution: v.resolution ?? null,
           durationSeconds: v.duration_seconds,
         }
-        const row = await tx.video.upsert({
-          where: { channelId_ref: { channelId: channel.id, ref: v.ref } },
-          create: { channelId: channel.id, ref: v.ref, ...fields },
-          update: fields,
-        })
-        videoIds.set(v.ref, row.id)
+        const old = oldVideos.get(v.ref)
+        if (!old) newVideos.push({ channelId: channel.id, ref: v.ref, ...fields })
+        else if (!sameFields(old, fields)) await tx.video.update({ where: { id: old.id }, data: fields })
       }
+      for (const part of chunksOf(newVideos)) await tx.video.createMany({ data: part })
+      const videoIds = new Map(
+        newVideos.length ? (await tx.video.findMany({ where: { channelId: channel.id }, select: { id: true, ref: true } })).map((v) => [v.ref, v.id]) : [...oldVideos].map(([ref, v]) => [ref, v.id]),
+      )
 
-      const keepPrograms: number[] = []
+      // Programs, by slug (unique across channels).
+      const slugs = doc.programs.map((p) => p.slug)
+      const taken = slugs.length ? await tx.program.findFirst({ where: { slug: { in: slugs }, channelId: { not: channel.id } }, select: { slug: true } }) : null
+      if (taken) throw new AppError('CONFLICT', `program slug ${taken.slug} belongs to another channel`)
+      const oldPrograms = await tx.program.findMany({ where: { channelId: channel.id } })
+      const programBySlug = new Map(oldPrograms.map((p) => [p.slug, p]))
+      const newPrograms = []
       for (const p of doc.programs) {
-        const taken = await tx.program.findUnique({ where: { slug: p.slug }, select: { channelId: true } })
-        if (taken && taken.channelId !== channel.id) {
-          throw new AppError('CONFLICT', `program slug ${p.slug} belongs to another channel`)
-        }
         const fields = {
           name: p.name,
           synopsis: p.synopsis,
@@ -101,15 +130,34 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
           status: p.status,
           availableOnDemand: p.available_on_demand,
         }
-        const program = await tx.program.upsert({ where: { slug: p.slug }, create: { channelId: channel.id, slug: p.slug, ...fields }, update: fields })
-        keepPrograms.push(program.id)
-        await tx.weeklySlot.deleteMany({ where: { programId: program.id } })
-        if (p.slots.length) {
-          await tx.weeklySlot.createMany({
-            data: p.slots.map((s) => ({ programId: program.id, dayOfWeek: s.day_of_week, startTime: s.start_time, durationMinutes: s.duration_minutes })),
-          })
-        }
-        const keepEpisodes: number[] = []
+        const old = programBySlug.get(p.slug)
+        if (!old) newPrograms.push({ channelId: channel.id, slug: p.slug, ...fields })
+        else if (!sameFields(old, fields)) await tx.program.update({ where: { id: old.id }, data: fields })
+      }
+      if (newPrograms.length) await tx.program.createMany({ data: newPrograms })
+      const programIds = new Map(
+        (newPrograms.length ? await tx.program.findMany({ where: { channelId: channel.id }, select: { id: true, slug: true } }) : oldPrograms).map((p) => [p.slug, p.id]),
+      )
+      const keptPrograms = new Set(slugs.map((slug) => programIds.get(slug)!))
+      await deleteIds(
+        oldPrograms.filter((p) => !keptPrograms.has(p.id)).map((p) => p.id),
+        (ids) => tx.program.deleteMany({ where: { id: { in: ids } } }),
+      )
+      const docProgramIds = [...keptPrograms]
+      await deleteIds(docProgramIds, (ids) => tx.weeklySlot.deleteMany({ where: { programId: { in: ids } } }))
+      const slots = doc.programs.flatMap((p) =>
+        p.slots.map((s) => ({ programId: programIds.get(p.slug)!, dayOfWeek: s.day_of_week, startTime: s.start_time, durationMinutes: s.duration_minutes })),
+      )
+      for (const part of chunksOf(slots)) await tx.weeklySlot.createMany({ data: part })
+
+      // Episodes, by program and number.
+      const episodeKey = (programId: number, n: number) => `${programId}|${n}`
+      const oldEpisodes = []
+      for (const ids of chunksOf(docProgramIds)) oldEpisodes.push(...(await tx.episode.findMany({ where: { programId: { in: ids } } })))
+      const episodeByKey = new Map(oldEpisodes.map((e) => [episodeKey(e.programId, e.episodeNumber), e]))
+      const newEpisodes = []
+      for (const p of doc.programs) {
+        const programId = programIds.get(p.slug)!
         for (const e of p.episodes) {
           const fields = {
             name: e.name,
@@ -125,37 +173,62 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
             onDemandThumbnailUrl: e.on_demand?.thumbnail_url ?? null,
             onDemandAvailableAt: onDemandAvailableAt(e),
           }
-          const episode = await tx.episode.upsert({
-            where: { programId_episodeNumber: { programId: program.id, episodeNumber: e.episode_number } },
-            create: { programId: program.id, episodeNumber: e.episode_number, ...fields },
-            update: fields,
-          })
-          keepEpisodes.push(episode.id)
-          const current = await tx.airing.findMany({ where: { episodeId: episode.id } })
-          const keepAirings: number[] = []
-          for (const a of e.airings) {
-            const fields = {
-              durationMinutes: a.duration_minutes,
-              cancelled: a.cancelled,
-              wentLiveAt: a.went_live_at ?? null,
-              liveEndedAt: a.live_ended_at ?? null,
-            }
-            const match = current.find((x) => x.startsAt.getTime() === a.starts_at.getTime() && !keepAirings.includes(x.id))
-            const row = match
-              ? await tx.airing.update({ where: { id: match.id }, data: fields })
-              : await tx.airing.create({ data: { episodeId: episode.id, startsAt: a.starts_at, ...fields } })
-            keepAirings.push(row.id)
-          }
-          await tx.airing.deleteMany({ where: { episodeId: episode.id, id: { notIn: keepAirings } } })
+          const old = episodeByKey.get(episodeKey(programId, e.episode_number))
+          if (!old) newEpisodes.push({ programId, episodeNumber: e.episode_number, ...fields })
+          else if (!sameFields(old, fields)) await tx.episode.update({ where: { id: old.id }, data: fields })
         }
-        await tx.episode.deleteMany({ where: { programId: program.id, id: { notIn: keepEpisodes } } })
       }
-      await tx.program.deleteMany({ where: { channelId: channel.id, id: { notIn: keepPrograms } } })
+      for (const part of chunksOf(newEpisodes)) await tx.episode.createMany({ data: part })
+      const episodeIds = new Map<string, number>(oldEpisodes.map((e) => [episodeKey(e.programId, e.episodeNumber), e.id]))
+      if (newEpisodes.length) {
+        for (const ids of chunksOf(docProgramIds)) {
+          for (const e of await tx.episode.findMany({ where: { programId: { in: ids } }, select: { id: true, programId: true, episodeNumber: true } })) {
+            episodeIds.set(episodeKey(e.programId, e.episodeNumber), e.id)
+          }
+        }
+      }
+      const keptEpisodes = new Set(doc.programs.flatMap((p) => p.episodes.map((e) => episodeIds.get(episodeKey(programIds.get(p.slug)!, e.episode_number))!)))
+      await deleteIds(
+        oldEpisodes.filter((e) => !keptEpisodes.has(e.id)).map((e) => e.id),
+        (ids) => tx.episode.deleteMany({ where: { id: { in: ids } } }),
+      )
+
+      // Airings, by episode and start: an unchanged one stays, a changed one is written again with its id.
+      const oldAirings = new Map<string, { id: number; durationMinutes: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }[]>()
+      const oldAiringIds: number[] = []
+      for (const ids of chunksOf([...keptEpisodes])) {
+        for (const a of await tx.airing.findMany({ where: { episodeId: { in: ids } }, orderBy: { id: 'asc' } })) {
+          const key = `${a.episodeId}|${a.startsAt.getTime()}`
+          oldAirings.set(key, [...(oldAirings.get(key) ?? []), a])
+          oldAiringIds.push(a.id)
+        }
+      }
+      const keptAirings = new Set<number>()
+      const rewritten: number[] = []
+      const airingRows: { id?: number; episodeId: number; startsAt: Date; durationMinutes: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }[] = []
+      for (const p of doc.programs) {
+        for (const e of p.episodes) {
+          const episodeId = episodeIds.get(episodeKey(programIds.get(p.slug)!, e.episode_number))!
+          for (const a of e.airings) {
+            const fields = { durationMinutes: a.duration_minutes, cancelled: a.cancelled, wentLiveAt: a.went_live_at ?? null, liveEndedAt: a.live_ended_at ?? null }
+            const match = oldAirings.get(`${episodeId}|${a.starts_at.getTime()}`)?.shift()
+            if (match) keptAirings.add(match.id)
+            if (match && sameFields(match, fields)) continue
+            if (match) rewritten.push(match.id)
+            airingRows.push({ ...(match ? { id: match.id } : {}), episodeId, startsAt: a.starts_at, ...fields })
+          }
+        }
+      }
+      await deleteIds(
+        [...oldAiringIds.filter((id) => !keptAirings.has(id)), ...rewritten],
+        (ids) => tx.airing.deleteMany({ where: { id: { in: ids } } }),
+      )
+      for (const part of chunksOf(airingRows)) await tx.airing.createMany({ data: part })
 
       await tx.scheduledBroadcast.deleteMany({ where: { channelId: channel.id } })
-      if (doc.scheduled_broadcasts.length) {
+      for (const part of chunksOf(doc.scheduled_broadcasts)) {
         await tx.scheduledBroadcast.createMany({
-          data: doc.scheduled_broadcasts.map((b) => ({ channelId: channel.id, videoId: videoIds.get(b.video)!, startsAt: b.starts_at, endsAt: b.ends_at, cancelled: b.cancelled })),
+          data: part.map((b) => ({ channelId: channel.id, videoId: videoIds.get(b.video)!, startsAt: b.starts_at, endsAt: b.ends_at, cancelled: b.cancelled })),
         })
       }
       await tx.liveBroadcast.deleteMany({ where: { channelId: channel.id } })
@@ -167,25 +240,27 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       await tx.playlist.deleteMany({ where: { channelId: channel.id } })
       if (doc.playlist) {
         const pl = doc.playlist
-        await tx.playlist.create({
-          data: {
-            channelId: channel.id,
-            name: pl.name,
-            description: pl.description,
-            startedAt: pl.started_at,
-            stingSeconds: pl.sting_seconds,
-            items: { create: pl.videos.map((ref, position) => ({ position, videoId: videoIds.get(ref)! })) },
-            belts: { create: pl.time_belts.map((b) => ({ startsAt: b.starts_at, endsAt: b.ends_at })) },
-          },
+        const playlist = await tx.playlist.create({
+          data: { channelId: channel.id, name: pl.name, description: pl.description, startedAt: pl.started_at, stingSeconds: pl.sting_seconds },
         })
+        for (const part of chunksOf(pl.videos.map((ref, position) => ({ playlistId: playlist.id, position, videoId: videoIds.get(ref)! })))) {
+          await tx.playlistItem.createMany({ data: part })
+        }
+        for (const part of chunksOf(pl.time_belts.map((b) => ({ playlistId: playlist.id, startsAt: b.starts_at, endsAt: b.ends_at })))) {
+          await tx.timeBelt.createMany({ data: part })
+        }
       }
       await tx.catchup.deleteMany({ where: { channelId: channel.id } })
-      if (doc.catchups.length) {
+      for (const part of chunksOf(doc.catchups)) {
         await tx.catchup.createMany({
-          data: doc.catchups.map((k) => ({ channelId: channel.id, videoId: videoIds.get(k.video)!, title: k.title, description: k.description, startsAt: k.starts_at, endsAt: k.ends_at })),
+          data: part.map((k) => ({ channelId: channel.id, videoId: videoIds.get(k.video)!, title: k.title, description: k.description, startsAt: k.starts_at, endsAt: k.ends_at })),
         })
       }
-      await tx.video.deleteMany({ where: { channelId: channel.id, ref: { notIn: doc.videos.map((v) => v.ref) } } })
+      const refs = new Set(doc.videos.map((v) => v.ref))
+      await deleteIds(
+        [...oldVideos.values()].filter((v) => !refs.has(v.ref)).map((v) => v.id),
+        (ids) => tx.video.deleteMany({ where: { id: { in: ids } } }),
+      )
       return channel
     },
     { timeout: 120_000, maxWait: 30_000 },

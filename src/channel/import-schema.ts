@@ -1,9 +1,45 @@
 import { z } from 'zod'
 import { isTimeZone } from '../accounts/create-account.js'
+import { isWebUrl } from './guide-types.js'
 
-// Absolute times only: an offset or Z is required.
-const instant = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with an offset or Z' }).transform((s) => new Date(s))
-const url = z.string().max(2000)
+/**
+ * The most one import document may hold, checked before anything is written: a channel at these
+ * bounds loads in one short transaction (src/channel/import-channel.ts), and anything larger is a
+ * 422 naming the bound. Channels that need more split their history over time, not over imports.
+ */
+export const IMPORT_LIMITS = {
+  /** The document as JSON text, in bytes (UTF-8). */
+  documentBytes: 1_048_576,
+  programs: 100,
+  /** Every half hour of the week. */
+  slotsPerProgram: 336,
+  /** Slots of all programs together. */
+  slots: 2_000,
+  /** Episodes of all programs together. */
+  episodes: 1_000,
+  /** Airings of all episodes together. */
+  airings: 3_000,
+  videos: 500,
+  scheduledBroadcasts: 2_000,
+  liveBroadcasts: 100,
+  catchups: 2_000,
+  playlistVideos: 1_000,
+  timeBelts: 500,
+} as const
+const L = IMPORT_LIMITS
+const most = (n: number, what: string) => ({ message: `at most ${n.toLocaleString('en-US')} ${what} are allowed` })
+
+// Absolute times only: an offset or Z is required; years 1900 to 9999, which both databases store.
+const instant = z.iso
+  .datetime({ offset: true, message: 'must be an ISO 8601 date-time with an offset or Z' })
+  .transform((s) => new Date(s))
+  .refine((d) => d.getUTCFullYear() >= 1900 && d.getUTCFullYear() <= 9999, 'must be between the years 1900 and 9999')
+// Players and browsers open these: http(s) only, never javascript:, data: or a line break.
+const url = z
+  .string()
+  .max(2000)
+  .refine(isWebUrl, 'must be an http or https URL without spaces or line breaks')
+  .meta({ description: 'An absolute http or https URL, without spaces or line breaks.', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\u0085]+$' })
 const text = (max: number) => z.string().max(max)
 
 const onDemand = z.object({
@@ -36,7 +72,7 @@ const episode = z.object({
   status: z.enum(['draft', 'scheduled', 'cancelled']).default('scheduled'),
   available_on_demand: z.boolean().default(false),
   on_demand: onDemand.nullable().optional(),
-  airings: z.array(airing).default([]),
+  airings: z.array(airing).max(L.airings, most(L.airings, 'airings')).default([]),
 })
 
 const slot = z.object({
@@ -54,8 +90,8 @@ const program = z.object({
   type: z.enum(['live', 'on_demand']),
   status: z.enum(['draft', 'active', 'paused', 'archived']),
   available_on_demand: z.boolean().default(false),
-  slots: z.array(slot).default([]),
-  episodes: z.array(episode).default([]),
+  slots: z.array(slot).max(L.slotsPerProgram, most(L.slotsPerProgram, 'slots per program')).default([]),
+  episodes: z.array(episode).max(L.episodes, most(L.episodes, 'episodes')).default([]),
 })
 
 const video = z.object({
@@ -90,10 +126,17 @@ export const channelImportSchema = z
         .optional(),
       operator_account: z.uuid().nullable().optional(),
     }),
-    videos: z.array(video).default([]),
-    programs: z.array(program).default([]),
+    videos: z.array(video).max(L.videos, most(L.videos, 'videos')).default([]),
+    programs: z
+      .array(program)
+      .max(L.programs, most(L.programs, 'programs'))
+      .describe(
+        `At most ${L.programs} programs, ${L.slots.toLocaleString('en-US')} slots, ${L.episodes.toLocaleString('en-US')} episodes and ${L.airings.toLocaleString('en-US')} airings in the whole document.`,
+      )
+      .default([]),
     scheduled_broadcasts: z
       .array(z.object({ video: z.string(), starts_at: instant, ends_at: instant, cancelled: z.boolean().default(false) }))
+      .max(L.scheduledBroadcasts, most(L.scheduledBroadcasts, 'scheduled broadcasts'))
       .default([]),
     live_broadcasts: z
       .array(
@@ -105,6 +148,7 @@ export const channelImportSchema = z
           ended_at: instant.nullable().optional(),
         }),
       )
+      .max(L.liveBroadcasts, most(L.liveBroadcasts, 'live broadcasts'))
       .default([]),
     playlist: z
       .object({
@@ -112,16 +156,24 @@ export const channelImportSchema = z
         description: text(2000).default(''),
         started_at: instant,
         sting_seconds: z.number().int().min(0).default(0),
-        videos: z.array(z.string()).min(1),
-        time_belts: z.array(z.object({ starts_at: instant, ends_at: instant })).default([]),
+        videos: z.array(z.string()).min(1).max(L.playlistVideos, most(L.playlistVideos, 'playlist videos')),
+        time_belts: z.array(z.object({ starts_at: instant, ends_at: instant })).max(L.timeBelts, most(L.timeBelts, 'time belts')).default([]),
       })
       .nullable()
       .optional(),
     catchups: z
       .array(z.object({ video: z.string(), title: text(200), description: text(2000).default(''), starts_at: instant, ends_at: instant }))
+      .max(L.catchups, most(L.catchups, 'catchups'))
       .default([]),
   })
+  .describe(`A channel import document: at most ${L.documentBytes.toLocaleString('en-US')} bytes of JSON.`)
   .superRefine((doc, ctx) => {
+    const episodes = doc.programs.reduce((n, p) => n + p.episodes.length, 0)
+    const airings = doc.programs.reduce((n, p) => p.episodes.reduce((m, e) => m + e.airings.length, n), 0)
+    const slots = doc.programs.reduce((n, p) => n + p.slots.length, 0)
+    if (slots > L.slots) ctx.addIssue({ code: 'custom', path: ['programs'], message: `the document has ${slots} slots; ${most(L.slots, 'slots').message}` })
+    if (episodes > L.episodes) ctx.addIssue({ code: 'custom', path: ['programs'], message: `the document has ${episodes} episodes; ${most(L.episodes, 'episodes').message}` })
+    if (airings > L.airings) ctx.addIssue({ code: 'custom', path: ['programs'], message: `the document has ${airings} airings; ${most(L.airings, 'airings').message}` })
     const refs = new Set(doc.videos.map((v) => v.ref))
     const check = (ref: string, path: (string | number)[]) => {
       if (!refs.has(ref)) ctx.addIssue({ code: 'custom', path, message: `no video with ref ${ref}` })

@@ -127,8 +127,11 @@ export async function upcomingAirings(db: Db, channelId: string, { from, to, lim
 
 export const GUIDE_PAST_MS = 86_400_000
 export const GUIDE_AHEAD_MS = 14 * 86_400_000
-/** More airings than any real channel books in 15 days; the guide stops there rather than grow without bound. */
-export const GUIDE_MAX_AIRINGS = 5000
+/**
+ * One airing every 11 minutes over the guide's 15 days, more than real channels book: the guide
+ * stops there, so one guide costs a bounded query and a bounded document whatever the data.
+ */
+export const GUIDE_MAX_AIRINGS = 2000
 
 /**
  * The program guide (XMLTV, iCalendar): airings that end after a day ago and start before 14 days
@@ -170,10 +173,20 @@ export function parseTimeParam(name: string, value: string, timeZone: string): D
   else if (/^\d{4}-\d{2}-\d{2}$/.test(text)) {
     const [y, m, d] = text.split('-').map(Number) as [number, number, number]
     const check = new Date(Date.UTC(y, m - 1, d))
-    if (check.getUTCMonth() === m - 1 && check.getUTCDate() === d) at = zonedToInstant(y, m, d, 0, 0, timeZone)
+    // Date.UTC reads years 0-99 as 1900-1999: such a date is out of range, not that year.
+    if (y < 1900) at = new Date(TIME_PARAM_MIN - 1)
+    else if (check.getUTCMonth() === m - 1 && check.getUTCDate() === d) at = zonedToInstant(y, m, d, 0, 0, timeZone)
   } else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(text)) at = new Date(text)
   if (!at || Number.isNaN(at.getTime())) {
     throw new AppError('BAD_REQUEST', `${name} must be an ISO 8601 date-time with offset, a date YYYY-MM-DD or Unix seconds`)
   }
+  // Both databases and the date formatting need a four-digit year, and the queries move `from` by days.
+  if (at.getTime() < TIME_PARAM_MIN || at.getTime() > TIME_PARAM_MAX) {
+    throw new AppError('BAD_REQUEST', `${name} must be between 1900-01-01 and 9999-12-01 (UTC)`)
+  }
   return at
 }
+
+/** The instants `from`/`to` may name: a four-digit year with a month to spare at the end. */
+export const TIME_PARAM_MIN = Date.UTC(1900, 0, 1)
+export const TIME_PARAM_MAX = Date.UTC(9999, 11, 1)
