@@ -19,7 +19,11 @@ import { createMetrics, type Metrics } from './metrics/create-metrics.js'
 import { graphqlMetricsPlugin, operationNamesOf } from './metrics/graphql-plugin.js'
 import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 import { createLiveStreams } from './live/live-streams.js'
+import { TOPIC } from './live/topics.js'
+import { RESYNC } from './events/event-bus.js'
 import { createCorsPolicy } from './http/cors.js'
+
+const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
@@ -95,6 +99,15 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
   })
 
   const microcache = new Microcache(env.CHANNEL_CACHE_MS)
+  // The program guides are kept for a minute: an operator's change (from any instance, through the
+  // event bus) drops them at once. Subscribed on the first channel request, so an app that never
+  // serves one (the CLI's, most tests') opens no listening connection for it.
+  let watchingChannels = false
+  const watchChannels = () => {
+    watchingChannels = true
+    deps.events.subscribe(TOPIC.channelChanged, () => microcache.dropLongLived())
+    deps.events.subscribe(RESYNC, () => microcache.dropLongLived())
+  }
   const rest = createRestRouter({
     schema,
     routes: restRoutes,
@@ -183,6 +196,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
         }
         return live.track(response, admission.release)
       }
+      if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
       const context = createContext(deps, request, requestId)
       const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
       return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)

@@ -68,6 +68,11 @@ export class Microcache {
     return hit
   }
 
+  /** Forgets the answers kept longer than a second (the program guides): their channel changed. */
+  dropLongLived() {
+    for (const [path, entry] of this.entries) if (entry.span > 1) this.entries.delete(path)
+  }
+
   set(key: MicroKey, response: CachedResponse) {
     if (!this.enabled) return
     if (this.entries.size > 10_000 && !this.entries.has(key.path)) this.entries.clear()

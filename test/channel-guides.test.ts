@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { importChannel, parseChannelImport } from '../src/channel/import-channel.js'
+import { publishChannelChanged } from '../src/live/channel-events.js'
 import { zonedToInstant } from '../src/channel/zoned-time.js'
 import { buildICalendar, foldLine } from '../src/channel/ical.js'
 import { buildXmltv } from '../src/channel/xmltv.js'
@@ -488,13 +489,30 @@ describe.each(targets)('program guides on $name', (target) => {
   it('the guides change with the data: a new ETag after a re-import', async () => {
     clock.set('2026-03-06T12:00:07-05:00')
     const before = await get(`/channels/${OTHER}/xmltv`)
-    await importChannel(kit.deps, { channel: { ...otherDocument.channel, name: 'Another TV Renamed' } })
-    clock.advance(60_000) // past the guide's microcache minute
+    const renamed = await importChannel(kit.deps, { channel: { ...otherDocument.channel, name: 'Another TV Renamed' } })
+    // Guides are kept for a minute, unless their channel changes: the change event (what the CLI and
+    // the importChannel mutation publish) drops them at once.
+    await publishChannelChanged(kit.deps, renamed.id)
+    clock.advance(1000)
     await new Promise((r) => setTimeout(r, 1100)) // past CHANNEL_CACHE_MS (the channel lookup)
     const after = await get(`/channels/${OTHER}/xmltv`, { 'if-none-match': before.headers.get('etag')! })
     expect(after.status).toBe(200)
     expect(after.body).toContain('<display-name>Another TV Renamed</display-name>')
     await importChannel(kit.deps, otherDocument)
+    await publishChannelChanged(kit.deps, renamed.id)
+  })
+
+  it('without a change event a guide is kept for its minute', async () => {
+    clock.set('2026-03-06T12:10:07-05:00')
+    const before = await get(`/channels/${OTHER}/xmltv`)
+    await importChannel(kit.deps, { channel: { ...otherDocument.channel, name: 'Another TV Quietly' } })
+    clock.advance(1000)
+    await new Promise((r) => setTimeout(r, 1100))
+    const same = await get(`/channels/${OTHER}/xmltv`)
+    expect(same.headers.get('etag')).toBe(before.headers.get('etag'))
+    expect(same.body).not.toContain('Another TV Quietly')
+    const restored = await importChannel(kit.deps, otherDocument)
+    await publishChannelChanged(kit.deps, restored.id)
   })
 
   it('the microcache replays a guide over real HTTP with its own content type, ETag and 304', async () => {
