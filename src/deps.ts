@@ -29,12 +29,11 @@ export interface Deps {
 }
 
 /**
- * 30 s where revocations reach every process (PostgreSQL LISTEN/NOTIFY). On SQLite events stay in
- * their process, so a revocation by another process (the CLI, a second server on the same file)
- * reaches a running server only when its entry expires: 750 ms, so a revoked key stops working
- * within 1 s including the request that finds out.
+ * 30 s on both: revocations reach every process at once, on PostgreSQL through LISTEN/NOTIFY, on
+ * SQLite (whose events stay in their process) through a per-request probe of the database file
+ * (Database.revocationProbe). The time bounds only what nothing announces.
  */
-export const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 750 } as const
+export const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 30_000 } as const
 
 /**
  * The one place Deps are assembled: server, CLI, tests and benchmarks pass overrides only.
@@ -43,7 +42,7 @@ export const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 750 } as c
  * connection without knowing about it. An overridden bus belongs to the caller.
  */
 export function createDeps(
-  database: { prisma: Db; kind: DatabaseKind; close?: () => Promise<void> },
+  database: { prisma: Db; kind: DatabaseKind; close?: () => Promise<void>; revocationProbe?: () => boolean },
   env: Env,
   overrides: Partial<Omit<Deps, 'db' | 'dbKind' | 'env'>> = {},
 ): Deps {
@@ -67,6 +66,11 @@ export function createDeps(
     events,
     apiKeyCache:
       overrides.apiKeyCache ??
-      createApiKeyCache({ db: database.prisma, events, ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind] }),
+      createApiKeyCache({
+        db: database.prisma,
+        events,
+        ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind],
+        revocations: database.revocationProbe,
+      }),
   }
 }

@@ -23,6 +23,11 @@ export interface ApiKeyCacheOptions {
   /** 0 turns the cache off: every request looks the key up. */
   ttlMs: number
   maxEntries?: number
+  /**
+   * Asked before every lookup: true when a revocation may have happened that the event bus does not
+   * announce (SQLite: another process's). The cache is then emptied.
+   */
+  revocations?: () => boolean
   /** Monotonic milliseconds. */
   now?: () => number
 }
@@ -32,13 +37,14 @@ export interface ApiKeyCacheOptions {
  * recently used evicted first. Correctness rests on the event bus:
  * - entries are served and stored only while the bus is live (events from every instance arrive);
  * - a revocation (API_KEY_REVOKED) drops its key at once; RESYNC (the bus was deaf for a while)
- *   drops everything;
+ *   drops everything, and so does a revocation the bus cannot announce (`revocations`: another
+ *   process's on SQLite, checked before every lookup);
  * - a lookup stores its answer only if no invalidation arrived while it ran, so a revocation that
  *   overtakes a slow lookup cannot be undone by it.
  * Failed lookups are never cached: a key created a moment ago works on its first request, and a
  * guessing client still pays a database round trip per guess (and the rate limit) for a 256-bit key.
  */
-export function createApiKeyCache({ db, events, ttlMs, maxEntries = 10_000, now = () => performance.now() }: ApiKeyCacheOptions): ApiKeyCache {
+export function createApiKeyCache({ db, events, ttlMs, maxEntries = 10_000, revocations, now = () => performance.now() }: ApiKeyCacheOptions): ApiKeyCache {
   const entries = new Map<string, Entry>()
   const byPrefix = new Map<string, string>()
   let invalidations = 0
@@ -75,6 +81,7 @@ export function createApiKeyCache({ db, events, ttlMs, maxEntries = 10_000, now 
       const prefix = apiKeyPrefix(apiKey)
       if (!prefix) throw unauthenticated()
       subscribeOnce()
+      if (revocations?.()) flush()
       const digest = sha256(apiKey).toString('base64')
       const cached = entries.get(digest)
       if (cached && cached.expiresAt > now() && events.isLive()) {

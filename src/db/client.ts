@@ -4,7 +4,7 @@ import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/c
 import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
-import { CachingPrismaBetterSQLite3 } from './sqlite-statement-cache.js'
+import { CachingPrismaBetterSQLite3, revocationProbe } from './sqlite-statement-cache.js'
 import { parseEnv, type Env } from '../env.js'
 
 /**
@@ -20,6 +20,11 @@ export interface Database {
   /** true when the database answers and every checked-in migration is applied. */
   ready(): Promise<boolean>
   close(): Promise<void>
+  /**
+   * SQLite: true when another process may have revoked an API key since the last call (synchronous,
+   * microseconds; see revocationProbe). PostgreSQL tells every instance through LISTEN/NOTIFY instead.
+   */
+  revocationProbe?: () => boolean
 }
 
 /** Every wait on the database is bounded, so a stopped or frozen database answers 503, never hangs. */
@@ -66,9 +71,11 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   // maxWait: starting a transaction waits for a pool slot no longer than a plain query does.
   const transactionOptions = { timeout: timeouts.transactionMs, maxWait: timeouts.connectMs }
   let prisma: Db
+  let probe: (() => boolean) | undefined
   if (target.kind === 'sqlite') {
     // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
     const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
+    probe = revocationProbe(adapter)
     prisma = new SqliteClient({ adapter, log, transactionOptions })
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')
@@ -113,5 +120,6 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       }
     },
     close: () => prisma.$disconnect(),
+    revocationProbe: probe,
   }
 }

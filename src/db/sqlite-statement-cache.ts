@@ -25,10 +25,43 @@ export class CachingPrismaBetterSQLite3 extends PrismaBetterSQLite3 {
     super(config)
   }
 
+  /** The connection Prisma uses, once it has connected: for synchronous probes between its statements. */
+  client: BetterSqlite3.Database | null = null
+
   override async connect(): Promise<SqlDriverAdapter> {
     const adapter = await super.connect()
-    cachePreparedStatements((adapter as unknown as { client: BetterSqlite3.Database }).client, this.size)
+    this.client = (adapter as unknown as { client: BetterSqlite3.Database }).client
+    cachePreparedStatements(this.client, this.size)
     return adapter
+  }
+}
+
+/**
+ * Whether another process may have revoked an API key since the last call, for the key cache
+ * (src/auth/api-key-cache.ts): SQLite has no notifications across processes, so the CLI's
+ * revocation would otherwise reach a running server only when the cached entry expires.
+ *
+ * `PRAGMA data_version` on Prisma's own connection changes only when another connection commits
+ * (our own writes leave it alone), and reading it (a cached prepared statement) is a synchronous call of a few microseconds.
+ * Only then is the number of revoked keys counted: a revocation never ends, so a new one changes
+ * that count, while other processes' ordinary writes leave the cache alone.
+ */
+export function revocationProbe(adapter: CachingPrismaBetterSQLite3): () => boolean {
+  let client: BetterSqlite3.Database | null = null
+  let version = -1
+  let revoked = -1
+  return () => {
+    const db = adapter.client
+    if (!db) return true
+    // db.prepare is the cached one (cachePreparedStatements): bind, then raw().all() runs it.
+    const [[current]] = db.prepare('PRAGMA data_version').bind([]).raw().all() as [[number]]
+    if (db === client && current === version) return false
+    client = db
+    version = current
+    const [[count]] = db.prepare('SELECT count(*) FROM "ApiKey" WHERE "revokedAt" IS NOT NULL').bind([]).raw().all() as [[number]]
+    const changed = count !== revoked
+    revoked = count
+    return changed
   }
 }
 
