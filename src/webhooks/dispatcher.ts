@@ -1,6 +1,6 @@
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
-import got from 'got'
+import got, { type OptionsInit } from 'got'
 import type { Deps } from '../deps.js'
 import { isIP } from 'node:net'
 import { guardedLookup, isPublicAddress } from './ssrf-guard.js'
@@ -84,7 +84,7 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
   const timestamp = Math.floor(deps.clock.now().getTime() / 1000)
   const started = performance.now()
   try {
-    const response = await got.post(endpoint.url, {
+    const response = await postBounded(endpoint.url, {
       body: delivery.body,
       headers: {
         'content-type': 'application/json',
@@ -117,6 +117,33 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
     const message = e.code === 'ETIMEDOUT' ? `timed out after ${timeoutMs} ms` : e.message
     return { ...base, url: endpoint.url, durationMs: Math.round(performance.now() - started), error: message }
   }
+}
+
+/** The most of a receiver's answer that is read: its status is what counts, and nothing keeps the body. */
+export const MAX_RESPONSE_BYTES = 64 * 1024
+
+/**
+ * POSTs and resolves with the status and headers once they arrive. The body is read (and dropped)
+ * up to MAX_RESPONSE_BYTES so a short answer leaves the connection reusable; past that the
+ * connection is cut. got's promise API would buffer the whole body, however large: a receiver that
+ * streamed a gigabyte took the server's memory with it.
+ */
+function postBounded(url: string, options: OptionsInit): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const stream = got.stream.post(url, { ...options, isStream: true })
+    let read = 0
+    stream.once('response', (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
+      resolve({ statusCode: response.statusCode, headers: response.headers })
+      // Errors after the answer (a timeout while the body trickles in) change nothing.
+      stream.removeListener('error', reject)
+      stream.on('error', () => {})
+    })
+    stream.on('data', (chunk: Buffer) => {
+      read += chunk.length
+      if (read > MAX_RESPONSE_BYTES) stream.destroy()
+    })
+    stream.once('error', reject)
+  })
 }
 
 /**
