@@ -49,7 +49,7 @@ describe.each(targets)('CLI on $name', (target) => {
     expect(JSON.parse(set.stdout)).toEqual({ url: 'http://127.0.0.1:9/hooks', secret: expect.stringMatching(/^whsec_/) })
     const refused = await cli(kit.url, 'webhook:set', '--account', account.id, '--url', 'http://127.0.0.1:9/hooks')
     expect(refused.code).not.toBe(0)
-    expect(refused.stderr.trim()).toBe('webhook:set: url: url resolves to 127.0.0.1, which is not a public address')
+    expect(refused.stderr.trim()).toBe('webhook:set: url: url must resolve to a public address')
     const credit = await cli(kit.url, 'account:credit', '--account', account.id, '--add', '12.5', '--price-per-page', '0.8')
     expect(JSON.parse(credit.stdout)).toEqual({ account: { uuid: account.id, creditBalance: '12.5000', pricePerPage: '0.8000' } })
     const bad = await cli(kit.url, 'account:credit', '--account', account.id, '--add', '1.23456')

@@ -59,4 +59,13 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       expect(delivery!.attemptLog.map((a) => a.statusCode)).toEqual([200])
     }, 30_000)
   })
+
+  it('a delivery to a name that resolves to a private address records the same refusal, naming no address', async () => {
+    const s = await accountWithWebhook('http://localhost:9/hooks')
+    await kit.gql(SEND, { input: { to: '+254712345678', message: 'probe' } }, s.key)
+    const strict = { ...kit.deps, env: { ...kit.deps.env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: false } }
+    await dispatchBatch(strict, { owner: 'test', random: () => 0.5, timeoutMs: 2000 })
+    const attempts = await kit.db.webhookAttempt.findMany({ where: { delivery: { accountId: s.account.id } } })
+    expect(attempts.map((a) => a.error)).toEqual(['url must resolve to a public address'])
+  })
 })

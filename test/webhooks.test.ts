@@ -273,7 +273,7 @@ describe.each(targets)('webhook SSRF guard on $name', (target) => {
     await kit.gql(SEND, { input: { to: '+254712345678', message: 'ssrf' } }, s.key)
     await dispatchBatch(kit.deps, { owner: 'test' })
     const d = await kit.db.webhookDelivery.findFirstOrThrow({ where: { accountId: s.account.id } })
-    expect(d.lastError).toBe('127.0.0.1 is not a public address')
+    expect(d.lastError).toBe('url must resolve to a public address')
     expect(receiver.received).toHaveLength(0)
     await receiver.close()
   })

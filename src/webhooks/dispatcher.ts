@@ -3,7 +3,7 @@ import { Agent as HttpsAgent } from 'node:https'
 import got, { type OptionsInit } from 'got'
 import type { Deps } from '../deps.js'
 import { isIP } from 'node:net'
-import { guardedLookup, isPublicAddress } from './ssrf-guard.js'
+import { guardedLookup, isPublicAddress, NOT_PUBLIC } from './ssrf-guard.js'
 import { sign } from './signature.js'
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
 
@@ -79,7 +79,7 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
   // got skips the lookup for an address literal, so those are checked here.
   const host = new URL(endpoint.url).hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) && !deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS && !isPublicAddress(host)) {
-    return { ...base, url: endpoint.url, error: `${host} is not a public address` }
+    return { ...base, url: endpoint.url, error: NOT_PUBLIC }
   }
   const timestamp = Math.floor(deps.clock.now().getTime() / 1000)
   const started = performance.now()

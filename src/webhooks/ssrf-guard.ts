@@ -38,9 +38,16 @@ export function isPublicAddress(address: string): boolean {
   return refusedRange(address) === null
 }
 
+/**
+ * The one refusal for an address that is not public, or a name that does not resolve: it never says
+ * what a name resolved to, so registering webhooks (or reading their errors) cannot be used to ask
+ * the service's DNS about internal names.
+ */
+export const NOT_PUBLIC = 'url must resolve to a public address'
+
 export class PrivateAddressError extends Error {
-  constructor(host: string, address: string) {
-    super(`${host} resolves to ${address}, which is not a public address`)
+  constructor() {
+    super(NOT_PUBLIC)
   }
 }
 
@@ -55,9 +62,9 @@ export function guardedLookup(allowPrivate: boolean) {
       options = {}
     }
     dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error)
+      if (error) return callback(allowPrivate ? error : new PrivateAddressError())
       const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address))
-      if (refused) return callback(new PrivateAddressError(hostname, refused.address))
+      if (refused) return callback(new PrivateAddressError())
       if (options.all) return callback(null, addresses)
       callback(null, addresses[0]!.address, addresses[0]!.family)
     })
@@ -80,10 +87,9 @@ export async function assertWebhookUrl(raw: string, allowPrivate: boolean): Prom
     const addresses = isIP(host)
       ? [host]
       : await new Promise<string[]>((resolve, reject) =>
-          dnsLookup(host, { all: true }, (error, found) => (error ? reject(invalid(`url host ${host} does not resolve`)) : resolve(found.map((a) => a.address)))),
+          dnsLookup(host, { all: true }, (error, found) => (error ? reject(invalid(NOT_PUBLIC)) : resolve(found.map((a) => a.address)))),
         )
-    const bad = addresses.find((a) => !isPublicAddress(a))
-    if (bad) throw invalid(`url resolves to ${bad}, which is not a public address`)
+    if (addresses.some((a) => !isPublicAddress(a))) throw invalid(NOT_PUBLIC)
   }
   return url
 }
