@@ -88,6 +88,8 @@ const schema = z.object({
   METRICS_ENABLED: bool.default(true),
   /** When set, /metrics requires `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(1).optional(),
+  /** The Bearer token of carrier connectors (reportCarrierStatus); unset: nobody may report. */
+  CARRIER_CONNECTOR_TOKEN: z.string().min(32, 'CARRIER_CONNECTOR_TOKEN must be at least 32 characters').optional(),
   /**
    * Origins (scheme://host[:port], comma-separated) whose browser pages may send credentialed
    * requests to /graphql (docs/security.md "CORS"); everyone else gets `*` without credentials.

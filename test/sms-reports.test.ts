@@ -10,7 +10,8 @@ const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uui
 
 describe.each(targets)('SMS sending and delivery reports on $name', (target) => {
   const clock = fixedClock('2026-03-10T08:15:00Z')
-  const kit = useKit(target, { clock, env: { SANDBOX_DELIVERY_DELAY_MS: '1000' } })
+  const CONNECTOR = 'connector-token-of-the-carrier-side-0123456789'
+  const kit = useKit(target, { clock, env: { SANDBOX_DELIVERY_DELAY_MS: '1000', CARRIER_CONNECTOR_TOKEN: CONNECTOR } })
 
   async function funded(credits = '10', price?: string): Promise<Seeded> {
     const s = await kit.seed().account()
@@ -123,21 +124,49 @@ describe.each(targets)('SMS sending and delivery reports on $name', (target) => 
     expect(await kit.db.message.count({ where: { accountId: s.account.id } })).toBe(0)
   })
 
-  it('takes carrier statuses from a connector, mapping raw codes and ignoring late non-final ones', async () => {
+  it('takes carrier statuses from a connector, mapping raw codes; a final status is final and repeats change nothing', async () => {
     const s = await funded()
     const id = (await kit.gql(SEND, { input: { to: '+254712345678', message: 'carrier' } }, s.key)).sendSms.id
     const REPORT = `mutation($input: CarrierStatusInput!) { reportCarrierStatus(input: $input) { status done carrierStatus carrierErrorCode } }`
-    const enroute = await kit.gql(REPORT, { input: { messageId: id, status: 'ENROUTE' } }, s.key)
-    expect(enroute.reportCarrierStatus).toEqual({ status: 'SENT', done: false, carrierStatus: 'ENROUTE', carrierErrorCode: null })
-    const byGatewayId = await kit.gql(REPORT, { input: { gateway: 'sandbox', gatewayMessageId: `sandbox-${id}`, status: 'DELETED', errorCode: '0x0B' } }, s.key)
+    // ENROUTE is SENT, which the message is already: nothing changes.
+    const enroute = await kit.gql(REPORT, { input: { messageId: id, status: 'ENROUTE' } }, CONNECTOR)
+    expect(enroute.reportCarrierStatus).toEqual({ status: 'SENT', done: false, carrierStatus: null, carrierErrorCode: null })
+    const byGatewayId = await kit.gql(REPORT, { input: { gateway: 'sandbox', gatewayMessageId: `sandbox-${id}`, status: 'DELETED', errorCode: '0x0B' } }, CONNECTOR)
     expect(byGatewayId.reportCarrierStatus).toEqual({ status: 'FAILED', done: true, carrierStatus: 'DELETED', carrierErrorCode: '0x0B' })
-    const late = await kit.gql(REPORT, { input: { messageId: id, status: 'ACCEPTD' } }, s.key)
+    const late = await kit.gql(REPORT, { input: { messageId: id, status: 'ACCEPTD' } }, CONNECTOR)
     expect(late.reportCarrierStatus.status).toBe('FAILED')
-    const unknown = await kit.graphql(REPORT, { input: { messageId: id, status: 'BOGUS' } }, s.key)
+    const flip = await kit.gql(REPORT, { input: { messageId: id, status: 'DELIVRD' } }, CONNECTOR)
+    expect(flip.reportCarrierStatus).toEqual({ status: 'FAILED', done: true, carrierStatus: 'DELETED', carrierErrorCode: '0x0B' })
+    const history = await kit.db.messageStatusUpdate.findMany({ where: { messageId: id }, orderBy: { createdAt: 'asc' } })
+    expect(history.map((h) => h.status)).toEqual(['PENDING', 'SENT', 'FAILED'])
+    const unknown = await kit.graphql(REPORT, { input: { messageId: id, status: 'BOGUS' } }, CONNECTOR)
     expect(unknown.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED' })
-    const other = await kit.seed().account()
-    const foreign = await kit.graphql(REPORT, { input: { messageId: id, status: 'DELIVRD' } }, other.key)
-    expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
+    const missing = await kit.graphql(REPORT, { input: { messageId: '00000000-0000-4000-8000-000000000000', status: 'DELIVRD' } }, CONNECTOR)
+    expect(missing.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
+  })
+
+  it('refuses carrier statuses from account keys and anonymous clients, and changes nothing', async () => {
+    const s = await funded()
+    const id = (await kit.gql(SEND, { input: { to: '+254712345678', message: 'mine' } }, s.key)).sendSms.id
+    const REPORT = `mutation($input: CarrierStatusInput!) { reportCarrierStatus(input: $input) { status } }`
+    const byAccount = await kit.graphql(REPORT, { input: { messageId: id, status: 'DELIVRD' } }, s.key)
+    expect(byAccount.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN'])
+    const anonymous = await kit.graphql(REPORT, { input: { messageId: id, status: 'DELIVRD' } })
+    expect(anonymous.errors?.map((e) => e.extensions?.code)).toEqual(['UNAUTHENTICATED'])
+    expect(await kit.db.message.findUniqueOrThrow({ where: { id }, select: { status: true, done: true } })).toEqual({ status: 'SENT', done: false })
+  })
+
+  it('makes one webhook delivery per real change: alternating final statuses cannot make more', async () => {
+    const s = await funded()
+    await kit.db.webhookEndpoint.create({ data: { accountId: s.account.id, url: 'https://hooks.example.com/x', secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdA==' } })
+    const id = (await kit.gql(SEND, { input: { to: '+254712345678', message: 'flip' } }, s.key)).sendSms.id
+    const REPORT = `mutation($input: CarrierStatusInput!) { reportCarrierStatus(input: $input) { status } }`
+    for (let i = 0; i < 10; i++) {
+      await kit.gql(REPORT, { input: { messageId: id, status: i % 2 ? 'UNDELIV' : 'DELIVRD' } }, CONNECTOR)
+      await kit.gql(REPORT, { input: { messageId: id, status: 'SENT' } }, CONNECTOR)
+    }
+    const deliveries = await kit.db.webhookDelivery.findMany({ where: { messageId: id }, orderBy: { createdAt: 'asc' } })
+    expect(deliveries.map((d) => JSON.parse(d.body).status)).toEqual(['SENT', 'DELIVRD'])
   })
 
   it('answers 404 for an unknown or another account’s report', async () => {

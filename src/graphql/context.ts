@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import { bearerToken, type AuthenticatedAccount } from '../auth/api-keys.js'
 import { AppError } from '../errors.js'
@@ -12,6 +13,8 @@ export interface Context {
   idempotencyKey: string | null
   /** The account of the request's Bearer key; throws UNAUTHENTICATED. Looked up once per request. */
   account(): Promise<AuthenticatedAccount>
+  /** Throws FORBIDDEN unless the Bearer token is the carrier connector's (CARRIER_CONNECTOR_TOKEN). */
+  assertConnector(): void
 }
 
 export function createContext(deps: Deps, request: Request, requestId: string): Context {
@@ -27,6 +30,15 @@ export function createContext(deps: Deps, request: Request, requestId: string): 
         return deps.apiKeyCache.authenticate(token)
       })()
       return pending
+    },
+    assertConnector() {
+      const expected = deps.env.CARRIER_CONNECTOR_TOKEN
+      const token = bearerToken(request.headers.get('authorization'))
+      if (!token) throw new AppError('UNAUTHENTICATED', 'The carrier connector token is required')
+      const digest = (value: string) => createHash('sha256').update(value).digest()
+      if (expected === undefined || !timingSafeEqual(digest(token), digest(expected))) {
+        throw new AppError('FORBIDDEN', 'Only a carrier connector (CARRIER_CONNECTOR_TOKEN) may report carrier statuses')
+      }
     },
   }
 }

@@ -144,15 +144,16 @@ builder.mutationFields((t) => ({
   }),
   reportCarrierStatus: t.prismaField({
     type: 'Message',
-    description: "For carrier connectors: applies a status change to one of the key's account's messages.",
+    description:
+      'For carrier connectors, authenticated by the connector token (CARRIER_CONNECTOR_TOKEN), not an API key: applies a status change to a message. Only real changes count: a final status is final, and a repeat of the current status changes nothing.',
     args: { input: t.arg({ type: CarrierStatusInput, required: true, description: 'The status change.' }) },
     resolve: async (query, _root, { input }, ctx) => {
-      const accountId = (await ctx.account()).id
-      const { messageId } = await recordCarrierStatus(
-        ctx.deps,
-        { ...input, messageId: input.messageId ? localId(input.messageId, 'SentMessage') : undefined, at: input.at ?? undefined },
-        accountId,
-      )
+      ctx.assertConnector()
+      const { messageId } = await recordCarrierStatus(ctx.deps, {
+        ...input,
+        messageId: input.messageId ? localId(input.messageId, 'SentMessage') : undefined,
+        at: input.at ?? undefined,
+      })
       return ctx.deps.db.message.findUniqueOrThrow({ ...query, where: { id: messageId } })
     },
   }),

@@ -21,8 +21,10 @@ export const newWebhookId = () => `msg_${randomUUID().replace(/-/g, '')}`
 /**
  * Applies one status change to a message, records it in the history and, when the account has
  * an active webhook, writes the delivery to the outbox: all in the caller's transaction.
- * A non-final status arriving after a final one is ignored (late ENROUTE after DELIVRD), and so is
- * any carrier report on a message whose credits were refunded.
+ * Only real changes count: a final status is final (a late ENROUTE after DELIVRD, or an UNDELIV
+ * after DELIVRD, is ignored), a repeat of the current status is ignored, and so is any carrier
+ * report on a message whose credits were refunded. Each applied change makes one webhook
+ * delivery, so a reporter could otherwise make any number of them from one paid message.
  * Returns false when ignored. An applied change is appended to `changes`, which the caller
  * publishes once its transaction has committed (src/live/status-events.ts).
  */
@@ -37,7 +39,7 @@ export async function applyStatusChange(tx: Tx, messageId: string, change: Statu
     },
   })
   if (!current) throw notFound('Message')
-  if (current.done && !isFinal(change.status)) return false
+  if (current.done || current.status === change.status) return false
   // A carrier report for a message refunded as never submitted (it reached the carrier after all)
   // cannot undo the refund; the message stays FAILED so balance and report agree.
   if (change.carrierStatus && current.submission?.state === 'refunded') return false
