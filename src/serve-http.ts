@@ -58,7 +58,7 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
     if (stopping) return
     stopping = true
     logger.info({ signal, graceMs: env.SHUTDOWN_GRACE_MS, worker: workerId }, 'shutting down')
-    worker?.stop()
+    const workerStopped = worker?.stop()
     // Subscription streams never end by themselves: end them now, clients reconnect elsewhere.
     app.closeStreams()
     let code = 0
@@ -68,7 +68,10 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
       logger.warn({ err: error }, 'shutdown grace exceeded; open connections were cut')
       code = 1
     }
-    // The worker's current tick may still be writing; the pool's close waits for its queries.
+    // Webhook POSTs in flight are recorded (they end within their timeout), else their lease lets
+    // another instance send them again; the worker's current tick may still be writing, and the
+    // pool's close waits for its queries.
+    await Promise.race([workerStopped, new Promise((resolve) => setTimeout(resolve, 2000).unref())])
     await Promise.race([database.close(), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
     logger.info({ code, worker: workerId }, 'stopped')
     logger.flush(() => process.exit(code))

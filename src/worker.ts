@@ -3,17 +3,19 @@ import { hostname } from 'node:os'
 import type { Deps } from './deps.js'
 import { applyDueCarrierEvents } from './sms/carrier-events.js'
 import { sweepSubmissions } from './sms/submit-sms.js'
-import { dispatchDueDeliveries } from './webhooks/dispatcher.js'
+import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from './webhooks/dispatcher.js'
 import { purgeExpiredIdempotencyRecords } from './idempotency/purge-expired.js'
 
 /**
  * One pass of background work: SMS submissions left over (crash, gateway outage, deadline), then
- * due carrier events (both enqueue webhooks), then webhooks.
+ * due carrier events (both enqueue webhooks), then webhooks. With the worker's `dispatcher` the
+ * webhooks are only claimed and started (they finish on their own); without one (tests, tools) the
+ * tick waits until every due delivery has been attempted.
  */
-export async function runWorkerTick(deps: Deps, owner: string) {
+export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Dispatcher) {
   const submissions = await sweepSubmissions(deps, owner)
   const events = await applyDueCarrierEvents(deps, owner)
-  const deliveries = await dispatchDueDeliveries(deps, { owner })
+  const deliveries = dispatcher ? { started: await dispatcher.pump() } : await dispatchDueDeliveries(deps, { owner })
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
   return { submissions, events, deliveries, idempotencyPurged }
 }
@@ -21,12 +23,13 @@ export async function runWorkerTick(deps: Deps, owner: string) {
 /** The cron loop: every second, never two ticks of this process at once. */
 export function startWorker(deps: Deps) {
   const owner = `${hostname()}:${process.pid}`
+  const dispatcher = createDispatcher(deps, { owner })
   const task = cron.schedule(
     '* * * * * *',
     async () => {
       try {
-        const r = await runWorkerTick(deps, owner)
-        if (r.submissions.claimed || r.events || r.deliveries.claimed) deps.logger.debug(r, 'worker tick')
+        const r = await runWorkerTick(deps, owner, dispatcher)
+        if (r.submissions.claimed || r.events || ('started' in r.deliveries ? r.deliveries.started : r.deliveries.claimed)) deps.logger.debug(r, 'worker tick')
       } catch (error) {
         deps.logger.error({ err: error }, 'worker tick failed')
       }
@@ -46,5 +49,11 @@ export function startWorker(deps: Deps) {
       },
     },
   )
-  return { stop: () => task.stop() }
+  return {
+    /** Stops the loop; resolves once the webhook POSTs in flight are recorded. */
+    stop: () => {
+      task.stop()
+      return dispatcher.stop()
+    },
+  }
 }

@@ -2,8 +2,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
-import { startReceiver } from './kit/receiver.js'
-import { dispatchBatch, MAX_RESPONSE_BYTES } from '../src/webhooks/dispatcher.js'
+import { reply, startReceiver } from './kit/receiver.js'
+import { createServer, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { createDispatcher, dispatchBatch, MAX_RESPONSE_BYTES, PER_ENDPOINT } from '../src/webhooks/dispatcher.js'
+import { TestKit } from './kit/kit.js'
 
 const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid } }`
 const SET = `mutation($url: String!) { setWebhook(url: $url) { secret } }`
@@ -67,5 +70,105 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
     await dispatchBatch(strict, { owner: 'test', random: () => 0.5, timeoutMs: 2000 })
     const attempts = await kit.db.webhookAttempt.findMany({ where: { delivery: { accountId: s.account.id } } })
     expect(attempts.map((a) => a.error)).toEqual(['url must resolve to a public address'])
+  })
+
+  describe('a receiver that never answers', () => {
+    // Accepts the connection and the request, and says nothing until the test ends.
+    const sockets = new Set<Socket>()
+    const blackHole = createServer((socket) => {
+      sockets.add(socket)
+      socket.on('close', () => sockets.delete(socket))
+      socket.resume()
+    })
+    let receiver: Awaited<ReturnType<typeof startReceiver>>
+    // PostgreSQL is the scale-out target: two instances there. SQLite is one instance (two Prisma
+    // clients in one process would block each other's event loop in SQLite's busy wait).
+    const second = target.name === 'postgresql' ? new TestKit(target, { clock, env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } }) : null
+    beforeAll(async () => {
+      await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve))
+      receiver = await startReceiver()
+      await second?.attach(kit.url)
+    })
+    afterAll(async () => {
+      for (const s of sockets) s.destroy()
+      await new Promise((resolve) => blackHole.close(resolve))
+      await receiver.close()
+      await second?.detach()
+    })
+
+    it("holds only its endpoint's few slots, across instances: another account's deliveries arrive within 5 s", async () => {
+      const attacker = await accountWithWebhook(`http://127.0.0.1:${(blackHole.address() as AddressInfo).port}/hooks`)
+      for (let i = 0; i < 100; i++) await kit.gql(SEND, { input: { to: '+254712345678', message: `flood ${i}` } }, attacker.key)
+      // Two instances on one database, each with the worker's dispatcher as shipped (10 s request timeout), ticking every second.
+      const dispatchers = [kit, ...(second ? [second] : [])].map((instance, i) => createDispatcher(instance.deps, { owner: `instance-${i}` }))
+      const tick = () => Promise.all(dispatchers.map((d) => d.pump()))
+      const ticker = setInterval(() => void tick(), 1000)
+      try {
+        await tick()
+        await expect.poll(() => sockets.size).toBe(PER_ENDPOINT)
+        const victim = await accountWithWebhook(receiver.url)
+        receiver.received.length = 0
+        const sent = Date.now()
+        for (let i = 0; i < 2; i++) await kit.gql(SEND, { input: { to: '+254712345679', message: `victim ${i}` } }, victim.key)
+        await expect.poll(() => receiver.received.length, { timeout: 5000, interval: 50 }).toBe(2)
+        console.log(`the other account's 2 deliveries arrived ${Date.now() - sent} ms after sending, with ${sockets.size} connections held by the silent receiver`)
+        // The silent receiver never holds more than its endpoint's share, across the instances.
+        expect(sockets.size).toBeLessThanOrEqual(PER_ENDPOINT)
+        expect(await kit.db.webhookDelivery.count({ where: { accountId: attacker.account.id, leaseUntil: { gte: clock.now() } } })).toBeLessThanOrEqual(PER_ENDPOINT)
+        expect(dispatchers.map((d) => d.active).reduce((a, b) => a + b)).toBeLessThanOrEqual(PER_ENDPOINT)
+      } finally {
+        clearInterval(ticker)
+        for (const s of sockets) s.destroy()
+        await Promise.all(dispatchers.map((d) => d.stop()))
+      }
+    }, 30_000)
+  })
+
+  describe('an endpoint that keeps failing', () => {
+    let receiver: Awaited<ReturnType<typeof startReceiver>>
+    beforeAll(async () => {
+      receiver = await startReceiver(reply(500))
+    })
+    afterAll(() => receiver.close())
+    const dispatch = () => dispatchBatch(kit.deps, { owner: 'test', random: () => 0.5, timeoutMs: 2000 })
+    const endpointOf = (accountId: string) =>
+      kit.db.webhookEndpoint.findUniqueOrThrow({ where: { accountId }, select: { failures: true, pausedUntil: true, disabledAt: true, disabledReason: true } })
+
+    it('is paused after 5 failures in a row, longer with each further one; a 2xx makes it healthy again', async () => {
+      receiver.respond(reply(500))
+      const s = await accountWithWebhook(receiver.url)
+      for (let i = 0; i < 6; i++) await kit.gql(SEND, { input: { to: '+254712345678', message: `fail ${i}` } }, s.key)
+      await dispatch()
+      // 4 at once (PER_ENDPOINT), then the other 2: 6 failures in a row.
+      await dispatch()
+      expect(await endpointOf(s.account.id)).toEqual({ failures: 6, pausedUntil: new Date(clock.now().getTime() + 10_000), disabledAt: null, disabledReason: null })
+      // Paused: its due deliveries are not claimed until the pause ends.
+      clock.advance(5_000)
+      expect((await dispatch()).claimed).toBe(0)
+      clock.advance(5_000)
+      receiver.respond(reply(200))
+      expect((await dispatch()).delivered).toBeGreaterThan(0)
+      expect(await endpointOf(s.account.id)).toEqual({ failures: 0, pausedUntil: null, disabledAt: null, disabledReason: null })
+    })
+
+    it('is disabled, with its reason, once every attempt has failed for 5 days; setting it again enables it', async () => {
+      receiver.respond(reply(500))
+      const s = await accountWithWebhook(receiver.url)
+      const started = clock.now()
+      await kit.gql(SEND, { input: { to: '+254712345678', message: 'days' } }, s.key)
+      await dispatch()
+      await kit.db.webhookEndpoint.update({ where: { accountId: s.account.id }, data: { pausedUntil: null } })
+      clock.advance(5 * 24 * 60 * 60_000)
+      await kit.db.webhookDelivery.updateMany({ where: { accountId: s.account.id, state: 'pending' }, data: { nextAttemptAt: clock.now() } })
+      await dispatch()
+      const endpoint = await endpointOf(s.account.id)
+      expect(endpoint.disabledAt).toEqual(clock.now())
+      expect(endpoint.disabledReason).toBe(`every attempt failed since ${started.toISOString()}`)
+      const read = await kit.gql(`{ webhook { enabled disabledReason } }`, {}, s.key)
+      expect(read.webhook).toEqual({ enabled: false, disabledReason: `every attempt failed since ${started.toISOString()}` })
+      receiver.respond(reply(200))
+      await kit.gql(SET, { url: receiver.url }, s.key)
+      expect(await endpointOf(s.account.id)).toEqual({ failures: 0, pausedUntil: null, disabledAt: null, disabledReason: null })
+    })
   })
 })

@@ -17,8 +17,18 @@ const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   description: "The account's webhook: every delivery report update is POSTed there, signed (Standard Webhooks).",
   fields: (t) => ({
     url: t.exposeString('url', { description: 'Where updates are POSTed.' }),
-    enabled: t.boolean({ description: 'False once the receiver answered 410 Gone; setWebhook enables it again.', resolve: (w) => !w.disabledAt }),
-    disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true, description: 'Set when the receiver answered 410 Gone.' }),
+    enabled: t.boolean({
+      description: 'False once the receiver answered 410 Gone, or failed every attempt for 5 days; setWebhook enables it again.',
+      resolve: (w) => !w.disabledAt,
+    }),
+    disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true, description: 'When it was disabled.' }),
+    disabledReason: t.exposeString('disabledReason', { nullable: true, description: 'Why it was disabled: it answered 410 Gone, or every attempt failed since a date.' }),
+    failures: t.exposeInt('failures', { description: 'Failed attempts in a row; a 2xx resets it.' }),
+    pausedUntil: t.expose('pausedUntil', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'After 5 failures in a row no delivery is attempted until then (5 s, doubling with each further failure, at most 10 min).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was registered.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed.' }),
   }),

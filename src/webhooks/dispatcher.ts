@@ -6,6 +6,7 @@ import { isIP } from 'node:net'
 import { guardedLookup, isPublicAddress, NOT_PUBLIC } from './ssrf-guard.js'
 import { sign } from './signature.js'
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
+import { recordEndpointHealth, type EndpointSnapshot } from './endpoint-health.js'
 
 /** The default claim (WORKER_LEASE_MS); requests time out at half the lease at most, so a live claim never expires under a running attempt. */
 export const LEASE_MS = 60_000
@@ -25,6 +26,8 @@ export interface DispatchOptions {
   timeoutMs?: number
   /** Claim lease; WORKER_LEASE_MS by default. */
   leaseMs?: number
+  /** Deliveries of one endpoint in flight at once, across instances (PER_ENDPOINT). */
+  perEndpoint?: number
 }
 
 export interface DispatchResult {
@@ -34,22 +37,41 @@ export interface DispatchResult {
   failed: number
 }
 
-type Claimed = Awaited<ReturnType<typeof claimDueDeliveries>>[number]
+/** At most this many of one endpoint's deliveries are in flight at once, across every instance. */
+export const PER_ENDPOINT = 4
 
 /**
- * Claims up to `limit` due deliveries for `owner` with a lease. The claim is one conditional UPDATE
- * per batch: under concurrency the database lets exactly one claimer win each row (PostgreSQL
- * re-checks the lease condition on the locked row; SQLite serialises writers). A claim left by a
- * dead process is free again when its lease runs out.
+ * Claims up to `limit` due deliveries for `owner` with a lease, fairly:
+ * - an endpoint (one per account) has at most `perEndpoint` deliveries leased at once, counted
+ *   across every instance from the leases in the database, so a receiver that never answers holds
+ *   a few slots, never the worker;
+ * - the candidates are taken round-robin over the accounts (every account's oldest due delivery
+ *   before anyone's second), so one account's backlog does not fill a batch;
+ * - an endpoint that keeps failing is paused (`pausedUntil`, see recordOutcomes) and skipped.
+ * The claim itself is one conditional UPDATE per batch: under concurrency the database lets
+ * exactly one claimer win each row (PostgreSQL re-checks the lease condition on the locked row;
+ * SQLite serialises writers). A claim left by a dead process is free again when its lease runs out.
  */
-export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock'>, owner: string, limit: number, leaseMs = LEASE_MS) {
+export async function claimDueDeliveries(
+  { db, clock }: Pick<Deps, 'db' | 'clock'>,
+  owner: string,
+  limit: number,
+  leaseMs = LEASE_MS,
+  perEndpoint = PER_ENDPOINT,
+) {
   const now = clock.now()
-  const due = { state: 'pending', nextAttemptAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
-  const candidates = await db.webhookDelivery.findMany({ where: due, orderBy: { nextAttemptAt: 'asc' }, take: limit, select: { id: true } })
-  if (!candidates.length) return []
+  const free = { OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
+  const leased = await db.webhookDelivery.groupBy({ by: ['accountId'], where: { state: 'pending', leaseUntil: { gte: now } }, _count: { _all: true } })
+  const busy = new Map(leased.map((row) => [row.accountId, row._count._all]))
+  const paused = await db.webhookEndpoint.findMany({ where: { pausedUntil: { gt: now } }, select: { accountId: true } })
+  const skipped = [...[...busy].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId), ...paused.map((e) => e.accountId)]
+  const due = { state: 'pending', nextAttemptAt: { lte: now }, ...free, ...(skipped.length ? { accountId: { notIn: skipped } } : {}) }
+  const candidates = await db.webhookDelivery.findMany({ where: due, orderBy: { nextAttemptAt: 'asc' }, take: limit * 4, select: { id: true, accountId: true } })
+  const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (busy.get(accountId) ?? 0))
+  if (!picked.length) return []
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   await db.webhookDelivery.updateMany({
-    where: { id: { in: candidates.map((c) => c.id) }, ...due },
+    where: { id: { in: picked }, state: 'pending', ...free },
     data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
   })
   return db.webhookDelivery.findMany({
@@ -57,6 +79,30 @@ export async function claimDueDeliveries({ db, clock }: Pick<Deps, 'db' | 'clock
     select: { id: true, accountId: true, body: true, attempts: true, account: { select: { webhook: true } } },
   })
 }
+
+/** Ids in rounds: each account's first (oldest) candidate, then each one's second, ...; at most `room(account)` each. */
+function roundRobin(candidates: { id: string; accountId: string }[], limit: number, room: (accountId: string) => number): string[] {
+  const queues = new Map<string, string[]>()
+  for (const c of candidates) {
+    const queue = queues.get(c.accountId) ?? []
+    if (!queue.length) queues.set(c.accountId, queue)
+    queue.push(c.id)
+  }
+  const picked: string[] = []
+  for (let round = 0; picked.length < limit; round++) {
+    let any = false
+    for (const [accountId, queue] of queues) {
+      if (round >= queue.length || round >= room(accountId)) continue
+      any = true
+      picked.push(queue[round]!)
+      if (picked.length === limit) break
+    }
+    if (!any) break
+  }
+  return picked
+}
+
+type Claimed = Awaited<ReturnType<typeof claimDueDeliveries>>[number]
 
 interface Outcome {
   delivery: Claimed
@@ -75,7 +121,7 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
   const endpoint = delivery.account.webhook
   const base = { delivery, statusCode: null, durationMs: 0, ok: false, gone: false, retryAfterMs: 0 }
   if (!endpoint) return { ...base, url: '', error: 'no webhook registered' }
-  if (endpoint.disabledAt) return { ...base, url: endpoint.url, error: 'webhook disabled after 410 Gone' }
+  if (endpoint.disabledAt) return { ...base, url: endpoint.url, error: `webhook disabled: ${endpoint.disabledReason ?? 'it answered 410 Gone'}` }
   // got skips the lookup for an address literal, so those are checked here.
   const host = new URL(endpoint.url).hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) && !deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS && !isPublicAddress(host)) {
@@ -155,7 +201,7 @@ function postBounded(url: string, options: OptionsInit): Promise<{ statusCode: n
  */
 export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions): Promise<DispatchResult> {
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
-  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200, leaseMs)
+  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200, leaseMs, options.perEndpoint)
   const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
   if (!claimed.length) return result
   const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
@@ -170,6 +216,79 @@ export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'l
   return result
 }
 
+/**
+ * The worker's dispatcher: keeps up to `concurrency` POSTs in flight and claims more as each one is
+ * recorded, instead of waiting for a whole batch. A receiver that never answers therefore holds
+ * only its endpoint's few slots (PER_ENDPOINT) for its timeout, while every other account's
+ * deliveries keep flowing, and the worker's tick (SMS submissions, carrier events) is never held
+ * up by a slow receiver: `pump()` returns once its claim has started the POSTs.
+ */
+export function createDispatcher(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions) {
+  const concurrency = options.concurrency ?? 50
+  const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
+  const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
+  const record = groupCommit<Outcome>((outcomes) => recordOutcomes(deps, outcomes, options))
+  let active = 0
+  let stopped = false
+  let claiming: Promise<number> | null = null
+  let again = false
+  const settled = new Set<() => void>()
+
+  function start(delivery: Claimed) {
+    active++
+    void attempt(deps, delivery, timeoutMs)
+      .then(record)
+      // Not recorded (the database went away): the lease runs out and the delivery is sent again.
+      .catch((error) => deps.logger.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'))
+      .finally(() => {
+        active--
+        if (!stopped) pump().catch((error) => deps.logger.warn({ err: error }, 'webhook claim failed'))
+        if (active === 0) for (const done of settled) done()
+      })
+  }
+
+  /** Claims due deliveries for the free slots and starts them; one claim at a time, calls meanwhile make it go round again. */
+  function pump(): Promise<number> {
+    if (claiming) {
+      again = true
+      return claiming
+    }
+    claiming = (async () => {
+      let started = 0
+      try {
+        do {
+          again = false
+          const free = concurrency - active
+          if (free <= 0 || stopped) break
+          const claimed = await claimDueDeliveries(deps, options.owner, free, leaseMs, options.perEndpoint)
+          for (const delivery of claimed) start(delivery)
+          started += claimed.length
+        } while (again)
+      } finally {
+        claiming = null
+      }
+      return started
+    })()
+    return claiming
+  }
+
+  return {
+    pump,
+    /** POSTs in flight now. */
+    get active() {
+      return active
+    },
+    /** Stops claiming; resolves once the POSTs in flight are recorded. */
+    async stop() {
+      stopped = true
+      await claiming?.catch(() => undefined)
+      if (active) await new Promise<void>((resolve) => settled.add(resolve))
+    },
+  }
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>
+
 /** When a failed delivery is tried next; null when it is finished (delivered, 410, no endpoint, schedule spent). */
 function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
   if (o.ok || o.gone || !o.delivery.account.webhook) return null
@@ -179,6 +298,7 @@ function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
 /** Writes attempts and the deliveries' new states (and a 410's disabling) in one transaction. */
 async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outcomes: Outcome[], options: DispatchOptions) {
   const now = deps.clock.now()
+  const disabled: { accountId: string; reason: string }[] = []
   await deps.db.$transaction(async (tx) => {
     await tx.webhookAttempt.createMany({
       data: outcomes.map((o) => ({
@@ -209,8 +329,23 @@ async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outco
       })
     }
     const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
-    if (gone.length) await tx.webhookEndpoint.updateMany({ where: { accountId: { in: gone } }, data: { disabledAt: now } })
+    if (gone.length) await tx.webhookEndpoint.updateMany({ where: { accountId: { in: gone } }, data: { disabledAt: now, disabledReason: 'it answered 410 Gone' } })
+    // The endpoints' health: attempts that reached (or tried to reach) a live endpoint count.
+    const byEndpoint = new Map<string, { snapshot: EndpointSnapshot; ok: number; failed: number }>()
+    for (const o of outcomes) {
+      const endpoint = o.delivery.account.webhook
+      if (!endpoint || endpoint.disabledAt || o.gone) continue
+      const entry = byEndpoint.get(o.delivery.accountId) ?? { snapshot: endpoint, ok: 0, failed: 0 }
+      if (o.ok) entry.ok++
+      else entry.failed++
+      byEndpoint.set(o.delivery.accountId, entry)
+    }
+    for (const [accountId, { snapshot, ok, failed }] of byEndpoint) {
+      const reason = await recordEndpointHealth(tx, accountId, snapshot, { ok, failed }, now)
+      if (reason) disabled.push({ accountId, reason })
+    }
   })
+  for (const { accountId, reason } of disabled) deps.logger.warn({ accountId, reason }, 'webhook endpoint disabled')
   for (const o of outcomes.filter((o) => !o.ok)) deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
 }
 

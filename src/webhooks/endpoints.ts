@@ -6,7 +6,7 @@ import { newWebhookSecret } from './signature.js'
 
 /**
  * Registers (or replaces) the account's webhook URL. An existing secret is kept so receivers keep
- * verifying; a disabled endpoint (after 410 Gone) is enabled again.
+ * verifying; a disabled or paused endpoint is enabled again with a clean record.
  */
 export async function setWebhook({ db, env }: Pick<Deps, 'db' | 'env'>, accountId: string, rawUrl: string) {
   const url = await assertWebhookUrl(rawUrl.trim(), env.WEBHOOK_ALLOW_PRIVATE_NETWORKS)
@@ -15,7 +15,7 @@ export async function setWebhook({ db, env }: Pick<Deps, 'db' | 'env'>, accountI
   return db.webhookEndpoint.upsert({
     where: { accountId },
     create: { accountId, url: url.toString(), secret },
-    update: { url: url.toString(), disabledAt: null },
+    update: { url: url.toString(), disabledAt: null, disabledReason: null, failures: 0, failingSince: null, pausedUntil: null },
   })
 }
 

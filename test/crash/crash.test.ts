@@ -16,7 +16,7 @@ import { setWebhook } from '../../src/webhooks/endpoints.js'
 import { freePort, kill9, startServer, stop, type ServerProcess } from './server-process.js'
 
 const KILLS = Number(process.env.CRASH_KILLS ?? 10)
-/** The worker's webhook concurrency (dispatchDueDeliveries' default): the most a kill may re-send. */
+/** The worker's webhook concurrency (createDispatcher's default): the most a kill may re-send. */
 const DISPATCH_CONCURRENCY = 50
 // Short, so that leftovers of a kill are resubmitted (after the lease) or refunded (after the
 // deadline) within the run. The lease also bounds webhook requests (half of it: 1.5 s).

@@ -1,0 +1,51 @@
+import type { Tx } from '../db/client.js'
+
+/** After this many failed attempts in a row an endpoint is paused between claims. */
+export const PAUSE_AFTER_FAILURES = 5
+/** The first pause; each further failure doubles it, up to MAX_PAUSE_MS. */
+export const FIRST_PAUSE_MS = 5_000
+export const MAX_PAUSE_MS = 10 * 60_000
+/** An endpoint that has failed every attempt for this long is disabled (as Svix does after days). */
+export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60_000
+
+export interface EndpointSnapshot {
+  failures: number
+  pausedUntil: Date | null
+}
+
+/** How long an endpoint with `failures` failures in a row is skipped by the claim. */
+export function pauseFor(failures: number): number {
+  if (failures < PAUSE_AFTER_FAILURES) return 0
+  return Math.min(MAX_PAUSE_MS, FIRST_PAUSE_MS * 2 ** Math.min(20, failures - PAUSE_AFTER_FAILURES))
+}
+
+/**
+ * Records what one endpoint's attempts (those of one commit) say about it: any 2xx makes it
+ * healthy again; only failures add to its run, pause it once the run is long enough, and disable it
+ * once the run is DISABLE_AFTER_MS old. Returns the reason when this disabled it.
+ */
+export async function recordEndpointHealth(tx: Tx, accountId: string, snapshot: EndpointSnapshot, outcome: { ok: number; failed: number }, now: Date) {
+  if (outcome.ok) {
+    if (snapshot.failures || snapshot.pausedUntil) {
+      await tx.webhookEndpoint.updateMany({ where: { accountId }, data: { failures: 0, failingSince: null, pausedUntil: null } })
+    }
+    return null
+  }
+  const current = await tx.webhookEndpoint.findUnique({ where: { accountId }, select: { failures: true, failingSince: true, disabledAt: true } })
+  if (!current || current.disabledAt) return null
+  const failures = current.failures + outcome.failed
+  const failingSince = current.failingSince ?? now
+  const pause = pauseFor(failures)
+  const disable = now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS
+  const reason = disable ? `every attempt failed since ${failingSince.toISOString()}` : null
+  await tx.webhookEndpoint.update({
+    where: { accountId },
+    data: {
+      failures,
+      failingSince,
+      pausedUntil: pause ? new Date(now.getTime() + pause) : null,
+      ...(reason ? { disabledAt: now, disabledReason: reason } : {}),
+    },
+  })
+  return reason
+}
