@@ -14,6 +14,7 @@ import { isFinal } from '../sms/delivery-status.js'
 import { notFound } from '../errors.js'
 import { nowPlayingHub } from '../live/now-playing-hub.js'
 import { TOPIC, type MembershipEvent, type StatusEvent } from '../live/topics.js'
+import { subscriberOutbox } from '../live/subscriber-outbox.js'
 import type { Message } from '../generated/sqlite/client.js'
 
 /** How long a subscribe waits for the bus to listen before streaming anyway (PostgreSQL). */
@@ -22,17 +23,6 @@ const BUS_READY_WAIT_MS = 5000
 /** Events published after this resolves reach this instance: no gap between answer and first event. */
 async function busListening(ctx: Context) {
   await Promise.race([ctx.deps.events.ready().catch(() => undefined), new Promise((r) => setTimeout(r, BUS_READY_WAIT_MS).unref())])
-}
-
-/** Runs async handlers one after another so events go out in the order they came. */
-function inOrder(ctx: Context) {
-  let chain = Promise.resolve()
-  return (work: () => Promise<unknown>) => {
-    chain = chain.then(work).then(
-      () => undefined,
-      (error) => ctx.deps.logger.error({ err: error }, 'live event not sent'),
-    )
-  }
 }
 
 const MembershipKind = builder.enumType('GroupMembershipKind', {
@@ -84,15 +74,15 @@ builder.subscriptionFields((t) => ({
       await busListening(ctx)
       const { db, events } = ctx.deps
       return new Repeater<Message>(async (push, stop) => {
-        const send = inOrder(ctx)
+        const send = subscriberOutbox(push, stop, ctx.deps.logger, 'deliveryReports')
         const off = events.subscribe(TOPIC.smsStatus, (payload) => {
           const event = payload as StatusEvent
           if (event.accountId !== accountId || (only !== null && event.messageId !== only)) return
           send(async () => {
             const row = await db.message.findFirst({ where: { id: event.messageId, accountId } })
-            if (!row) return // rolled back after all (a nested transaction), or deleted since
+            if (!row) return undefined // rolled back after all (a nested transaction), or deleted since
             const done = isFinal(event.status as never)
-            await push({ ...row, status: event.status, done, doneAt: done ? row.doneAt : null })
+            return { ...row, status: event.status, done, doneAt: done ? row.doneAt : null }
           })
         })
         await stop
@@ -111,7 +101,7 @@ builder.subscriptionFields((t) => ({
       await busListening(ctx)
       const hub = nowPlayingHub(ctx.deps)
       return new Repeater<NowPlaying>(async (push, stop) => {
-        const off = hub.watch(row.id, (answer) => void push(answer))
+        const off = hub.watch(row.id, subscriberOutbox(push, stop, ctx.deps.logger, 'nowPlaying'))
         await stop
         off()
       })
@@ -128,11 +118,12 @@ builder.subscriptionFields((t) => ({
       await busListening(ctx)
       const { events } = ctx.deps
       return new Repeater<MembershipEvent>(async (push, stop) => {
+        const send = subscriberOutbox(push, stop, ctx.deps.logger, 'groupMembership')
         const off = events.subscribe(TOPIC.groupMembership, (payload) => {
           const event = payload as MembershipEvent
           if (event.accountId !== accountId || event.groupId !== group.id) return
-          void push(event)
-          if (event.kind === 'deleted') stop()
+          send(event)
+          if (event.kind === 'deleted') send.end()
         })
         await stop
         off()

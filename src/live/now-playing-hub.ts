@@ -77,7 +77,14 @@ function createHub(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'events'>) {
           entry.current = answer
           if (shape !== entry.shape) {
             entry.shape = shape
-            for (const listener of entry.listeners) listener(answer)
+            for (const listener of entry.listeners) {
+              // One listener's failure must not keep the answer from the others.
+              try {
+                listener(answer)
+              } catch (error) {
+                deps.logger.warn({ err: error, channelId: entry.channelId }, 'now playing listener failed')
+              }
+            }
           }
           schedule(entry, Math.max(0, answer.estimatedEndAt.getTime() - Date.now()) + BOUNDARY_MARGIN_MS)
         } catch (error) {
