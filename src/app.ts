@@ -10,7 +10,7 @@ import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graph
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { clientKey, createRateLimiter } from './rate-limit.js'
-import { bearerToken } from './auth/api-keys.js'
+import { apiKeyPrefix, bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
 import { Microcache } from './microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
@@ -53,7 +53,7 @@ export interface App {
 export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions): App {
   const { env, logger } = deps
   const scrapeMetrics = metricsEndpoint(metrics, deps)
-  const yoga = createYoga<{ requestId: string }>({
+  const yoga = createYoga<{ requestId: string; verified?: Promise<AuthenticatedAccount | null> }>({
     schema,
     graphqlEndpoint: '/graphql',
     // GraphiQL answers browsers (Accept: text/html) at GET /graphql, bundled: no CDN (src/web/graphiql.ts).
@@ -66,7 +66,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     // The door in front of Yoga bounds every body already (readGraphqlRequest, BODY_LIMIT_BYTES);
     // Yoga's own limit would pipe each body through a TransformStream into another Request.
     maxRequestBodySize: false,
-    context: ({ request, requestId }) => createContext(deps, request, requestId),
+    context: ({ request, requestId, verified }) => createContext(deps, request, requestId, verified),
     maskedErrors: {
       maskError(error, message, isDev) {
         const original = error instanceof GraphQLError ? error.originalError : error
@@ -133,6 +133,19 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     return (server as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req?.socket?.remoteAddress
   }
 
+  /**
+   * The account of `token` when it is a live API key, else null; malformed tokens need no lookup.
+   * The request's context reuses the answer (so the key is looked up once, also with the key cache
+   * off). A database fault rejects: it is not the token's fault, and the request answers it (503).
+   */
+  function verifyKey(token: string): Promise<AuthenticatedAccount | null> {
+    if (!apiKeyPrefix(token)) return Promise.resolve(null)
+    return deps.apiKeyCache.authenticate(token).catch((error) => {
+      if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return null
+      throw error
+    })
+  }
+
   function rateLimited(message: string, wait: number, url: URL, requestId: string) {
     // The public channel API keeps its own error shape (and CORS), as the REST router does.
     const api = /^\/api\/(channels|programs)(\/|$)/.test(url.pathname) ? 'channel' : 'messaging'
@@ -151,17 +164,23 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     if (page) return page
     if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
     const token = bearerToken(request.headers.get('authorization'))
-    if (token) {
-      // Keyed on a digest of the token, so unknown keys are limited before any database work.
-      const wait = limiter.take(createHash('sha256').update(token).digest('base64'))
-      if (wait > 0) return rateLimited('Too many requests for this API key', wait, url, requestId)
-    } else {
-      // Without a key, a budget per client address of its own. In-process callers (tests, tools)
-      // pass no server context and have no address: they are not limited.
-      const address = clientAddress(request, server)
-      const key = address && clientKey(address)
-      const wait = key ? anonymousLimiter.take(key) : 0
+    // A real key (and the carrier connector's token) has a budget of its own. Anything else spends its client address's budget: no
+    // token, and a token that is not a key (malformed, unknown, revoked), so random tokens cannot
+    // each bring a fresh budget. A key not verified lately is verified here (the lookup the request
+    // makes anyway; its answer stays in the key cache). In-process callers (tests, tools) pass no
+    // server context and have no address: without a key they are not limited.
+    const address = clientAddress(request, server)
+    const addressKey = address && clientKey(address)
+    const verified = token && addressKey && token !== env.CARRIER_CONNECTOR_TOKEN ? verifyKey(token) : undefined
+    // A database fault during the check: treat it as a key; the request itself will answer 503.
+    const realKey = token ? (verified ? (await verified.catch(() => true)) !== null : true) : false
+    if (!realKey) {
+      const wait = addressKey ? anonymousLimiter.take(addressKey) : 0
       if (wait > 0) return rateLimited('Too many requests from this address', wait, url, requestId)
+    } else {
+      // Keyed on a digest of the key.
+      const wait = limiter.take(createHash('sha256').update(token!).digest('base64'))
+      if (wait > 0) return rateLimited('Too many requests for this API key', wait, url, requestId)
     }
     // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
     return withIdempotencyKey(deps, { request, url, requestId }, { leaseMs: env.WORKER_LEASE_MS }, async (request) => {
@@ -174,7 +193,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
           throw error
         }
         // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
-        if (!request.headers.get('accept')?.includes('text/event-stream')) return yoga.fetch(bounded, { requestId })
+        if (!request.headers.get('accept')?.includes('text/event-stream')) return yoga.fetch(bounded, { requestId, verified })
         const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
         const admission = live.admit(keyDigest, clientAddress(request, server) ?? null)
         if (!admission.ok) {
@@ -185,7 +204,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
         }
         let response: Response
         try {
-          response = await yoga.fetch(bounded, { requestId })
+          response = await yoga.fetch(bounded, { requestId, verified })
         } catch (error) {
           admission.release()
           throw error
@@ -197,7 +216,7 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
         return live.track(response, admission.release)
       }
       if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
-      const context = createContext(deps, request, requestId)
+      const context = createContext(deps, request, requestId, verified)
       const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
       return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
     })

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { clientKey, createRateLimiter } from '../src/rate-limit.js'
 import { createListener } from '../src/http-listener.js'
+import { revokeApiKey } from '../src/auth/api-keys.js'
 import { targets } from './kit/databases.js'
 import { useKit, type TestKit } from './kit/kit.js'
 
@@ -106,5 +107,31 @@ describe.each(targets)('requests without an API key behind a trusted proxy on $n
     expect(await from('198.51.100.21')).toBe(401)
     // Without the header, the socket's peer is the client.
     expect(await fetch(`${base}/api/contacts`).then((r) => r.status)).toBe(401)
+  })
+})
+
+describe.each(targets)('tokens that are not keys, over HTTP on $name', (target) => {
+  const kit = useKit(target, { env: SLOW })
+  let server: Server
+  let base: string
+  beforeAll(async () => ({ server, base } = await listen(kit)))
+  afterAll(() => new Promise((resolve) => server.close(resolve)))
+
+  it('spend the address budget like no token: random junk, well-formed unknown and revoked keys alike', async () => {
+    const junk = (i: number) => [`junk-${i}-${Math.random()}`, `gk_${'0'.repeat(11)}${i % 10}_${'A'.repeat(43)}`][i % 2]!
+    const statuses: number[] = []
+    for (let i = 0; i < 30; i++) {
+      statuses.push((await fetch(`${base}/api/channels/6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f/status`, { headers: { authorization: `Bearer ${junk(i)}` } })).status)
+    }
+    // The burst of 3, then refused: each new token no longer brings a budget of its own.
+    expect(statuses.slice(0, 3)).toEqual([404, 404, 404])
+    expect(statuses.slice(3)).toEqual(Array.from({ length: 27 }, () => 429))
+    // A real key still has its own budget from the same, spent address.
+    const { key } = await kit.seed().account()
+    expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200)
+    // Once revoked it is a token like any other: the address is spent.
+    await kit.rest('GET', '/api/contacts', { key })
+    await revokeApiKey(kit.deps, key)
+    expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(429)
   })
 })

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import { bearerToken, type AuthenticatedAccount } from '../auth/api-keys.js'
+import { bearerToken, unauthenticated, type AuthenticatedAccount } from '../auth/api-keys.js'
 import { AppError } from '../errors.js'
 
 export interface Context {
@@ -17,7 +17,8 @@ export interface Context {
   assertConnector(): void
 }
 
-export function createContext(deps: Deps, request: Request, requestId: string): Context {
+/** `verified`: the key's account, already looked up at the door (null: not a key). */
+export function createContext(deps: Deps, request: Request, requestId: string, verified?: Promise<AuthenticatedAccount | null>): Context {
   let pending: Promise<AuthenticatedAccount> | undefined
   return {
     deps,
@@ -25,6 +26,11 @@ export function createContext(deps: Deps, request: Request, requestId: string): 
     idempotencyKey: request.headers.get('idempotency-key'),
     account() {
       pending ??= (async () => {
+        if (verified) {
+          const account = await verified
+          if (!account) throw unauthenticated()
+          return account
+        }
         const token = bearerToken(request.headers.get('authorization'))
         if (!token) throw new AppError('UNAUTHENTICATED', 'A valid API key is required')
         return deps.apiKeyCache.authenticate(token)
