@@ -1,13 +1,19 @@
 import { Kind, parse, type OperationDefinitionNode } from 'graphql'
 
 /**
- * Whether a POST /graphql body selects a mutation, read the way Yoga reads it: a JSON body
- * (`query` + `operationName`), an `application/graphql` body (the document itself, operationName in
- * the query string) or a form body. Anything it cannot read is not a mutation here: Yoga refuses
- * such a request too, so nothing executes without the idempotency layer.
+ * Whether a POST /graphql body may run a mutation, read the way Yoga reads it: a JSON body
+ * (`query` + `operationName`, a leading byte-order mark allowed), an `application/graphql` body
+ * (the document itself, operationName in the query string) or a form body. Only a body proven to
+ * select a query or a subscription is not one; anything else (multipart/form-data, a body this
+ * cannot read) counts as a mutation, so the Idempotency-Key is honoured on every transport Yoga
+ * may accept, now or later. (Multipart and a byte-order mark used to run a mutation again on a retry.)
  */
 export function isMutationRequest(contentType: string | null, url: URL, body: Uint8Array): boolean {
-  const text = Buffer.from(body).toString('utf8')
+  return !selectsOnlyReads(contentType, url, body)
+}
+
+function selectsOnlyReads(contentType: string | null, url: URL, body: Uint8Array): boolean {
+  const text = Buffer.from(body).toString('utf8').replace(/^\uFEFF/, '')
   let query: unknown
   let operationName: unknown
   if (/^application\/graphql\s*(;|$)/i.test(contentType ?? '')) {
@@ -17,6 +23,8 @@ export function isMutationRequest(contentType: string | null, url: URL, body: Ui
     const form = new URLSearchParams(text)
     query = form.get('query')
     operationName = form.get('operationName')
+  } else if (/^multipart\//i.test(contentType ?? '')) {
+    return false
   } else {
     try {
       const parsed = JSON.parse(text) as { query?: unknown; operationName?: unknown } | null
@@ -39,5 +47,5 @@ export function isMutationRequest(contentType: string | null, url: URL, body: Ui
       : operations.length === 1
         ? operations[0]
         : undefined
-  return selected?.operation === 'mutation'
+  return selected !== undefined && selected.operation !== 'mutation'
 }

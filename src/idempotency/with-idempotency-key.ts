@@ -109,7 +109,7 @@ async function prepare(
     signal: request.signal,
   })
   if (api === 'graphql' && !isMutationRequest(request.headers.get('content-type'), url, bytes)) return { request: again, pass: true }
-  const fingerprint = requestFingerprint(request.method, url.pathname + url.search, bytes)
+  const fingerprint = requestFingerprint(request.method, url.pathname + url.search, bytes, request.headers.get('content-type'))
   const outcome = await claimIdempotencyKey(deps, { accountId, key, fingerprint }, input.leaseMs)
   return outcome.kind === 'replay' ? { replay: outcome.answer } : { request: again, claim: outcome.claim }
 }
