@@ -88,6 +88,10 @@ const schema = z.object({
   METRICS_ENABLED: bool.default(true),
   /** When set, /metrics requires `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(1).optional(),
+  /** The largest answer an Idempotency-Key keeps for replay (characters); larger ones are not kept. */
+  IDEMPOTENCY_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  /** How much of kept answers one account may have at once (characters, within the 24 h retention). */
+  IDEMPOTENCY_ACCOUNT_BUDGET_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
   /** The Bearer token of carrier connectors (reportCarrierStatus); unset: nobody may report. */
   CARRIER_CONNECTOR_TOKEN: z.string().min(32, 'CARRIER_CONNECTOR_TOKEN must be at least 32 characters').optional(),
   /**

@@ -63,6 +63,12 @@ export async function claimIdempotencyKey(
         throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request')
       }
       if (existing.state === 'done') {
+        if (existing.body === null) {
+          throw new AppError(
+            'CONFLICT',
+            `The request with this Idempotency-Key already ran (status ${existing.status}), but its answer was not kept: answers over the size limit, or past the account's budget of kept answers, are not (docs/api.md). Read the result with a query`,
+          )
+        }
         return {
           kind: 'replay',
           answer: { status: existing.status ?? 200, headers: JSON.parse(existing.headers ?? '{}'), body: existing.body },

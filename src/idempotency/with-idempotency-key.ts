@@ -74,7 +74,11 @@ export async function withIdempotencyKey(
   stopLease()
   try {
     if (isKeptAnswer(response.status, body, api)) {
-      const kept = await recordAnswer(deps, claim, { status: response.status, headers: replayableHeaders(response.headers), body })
+      // Bounded storage: an answer too large, or past the account's budget, is not kept; the key
+      // still records that the request ran, so a retry is refused (409) instead of running again.
+      const keep = await fitsBudget(deps, claim.accountId, body)
+      const answer = keep ? { status: response.status, headers: replayableHeaders(response.headers), body } : { status: response.status, headers: {}, body: null }
+      const kept = await recordAnswer(deps, claim, answer)
       if (!kept) deps.logger.warn({ requestId }, 'Idempotency-Key was taken over before its answer was kept')
     } else {
       await releaseClaim(deps, claim)
@@ -85,6 +89,18 @@ export async function withIdempotencyKey(
     deps.logger.error({ err: error, requestId }, 'could not keep the answer of an Idempotency-Key')
   }
   return new Response(NULL_BODY.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers })
+}
+
+/**
+ * Whether an answer may be kept: at most IDEMPOTENCY_MAX_ANSWER_BYTES, and the account's kept
+ * answers (within their 24 h) stay within IDEMPOTENCY_ACCOUNT_BUDGET_BYTES. Sizes are in
+ * characters, as both databases measure text.
+ */
+async function fitsBudget({ db, env }: Pick<Deps, 'db' | 'env'>, accountId: string, body: string): Promise<boolean> {
+  if (body.length > env.IDEMPOTENCY_MAX_ANSWER_BYTES) return false
+  const [row] = await db.$queryRaw<{ kept: bigint | number | null }[]>`
+    SELECT SUM(LENGTH("body")) AS "kept" FROM "IdempotencyRecord" WHERE "accountId" = ${accountId} AND "body" IS NOT NULL`
+  return Number(row?.kept ?? 0) + body.length <= env.IDEMPOTENCY_ACCOUNT_BUDGET_BYTES
 }
 
 async function prepare(
