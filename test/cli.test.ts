@@ -42,6 +42,15 @@ describe.each(targets)('CLI on $name', (target) => {
     expect((await kit.rest('GET', '/api/contacts', { key: out.apiKey })).status).toBe(200)
   }, 60_000)
 
+  it('exits as soon as its work is done, whatever the idle timeout of the connection pool', async () => {
+    // With a pool left open the process would live on for DB_IDLE_TIMEOUT_MS after printing.
+    const started = Date.now()
+    const made = await cli(kit.url, 'DB_IDLE_TIMEOUT_MS=120000', 'account:create', '--name', 'Quick exit')
+    expect(made.code).toBe(0)
+    expect(JSON.parse(made.stdout).account.name).toBe('Quick exit')
+    expect(Date.now() - started).toBeLessThan(60_000)
+  }, 180_000)
+
   it('sets the webhook and prints its secret; adds credit and sets the price', async () => {
     const { account } = await kit.seed().account()
     const set = await cli(kit.url, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', 'webhook:set', '--account', account.id, '--url', 'http://127.0.0.1:9/hooks')

@@ -72,6 +72,9 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const transactionOptions = { timeout: timeouts.transactionMs, maxWait: timeouts.connectMs }
   let prisma: Db
   let probe: (() => boolean) | undefined
+  // Prisma's $disconnect leaves a pg.Pool handed to its adapter open: its idle connections kept a
+  // finished CLI command alive for DB_IDLE_TIMEOUT_MS (10 s). Closing ends the pool too.
+  let endPool = async () => {}
   if (target.kind === 'sqlite') {
     // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
     const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
@@ -96,6 +99,9 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // An idle connection that breaks (server restart) is dropped by the pool; without a listener
     // its 'error' event would crash the process.
     pool.on('error', () => {})
+    endPool = async () => {
+      if (!pool.ended) await pool.end()
+    }
     const adapter = new PrismaPg(pool, { schema: target.schema })
     prisma = new PostgresClient({ adapter, log, transactionOptions }) as unknown as Db
   }
@@ -119,7 +125,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
         return false
       }
     },
-    close: () => prisma.$disconnect(),
+    async close() {
+      await prisma.$disconnect()
+      await endPool()
+    },
     revocationProbe: probe,
   }
 }
