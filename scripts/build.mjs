@@ -89,5 +89,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 put(join(dist, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2) + '\n')
 
 const ms = Math.round(performance.now() - started)
-if (quick) console.error(`dist/ up to date (${sources.length} modules, ${written} file(s) written, ${ms} ms)`)
+// npm start's step: one line in the service's own log format (pino's, at info), so a log shipper
+// that reads JSON lines from the service reads this one too.
+if (quick) console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'dist/ up to date', modules: sources.length, written, ms }))
 else console.log(`built dist/ in ${ms} ms (node dist/server.js, node dist/cli.js)`)

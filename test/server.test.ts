@@ -91,6 +91,22 @@ describe('process supervision', () => {
     }
   }, 90_000)
 
+  it('npm start --silent writes only JSON lines, the build step included, on stdout and stderr', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-npm-start-json-'))
+    const server = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' }, ['npm', 'start', '--silent'])
+    try {
+      await listeningUrl(server)
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+      const lines = (server.output() + server.errors()).split('\n').filter((line) => line !== '')
+      expect(lines.filter((line) => !isJsonObject(line))).toEqual([])
+      expect(lines.map((line) => JSON.parse(line).msg)).toEqual(expect.arrayContaining(['dist/ up to date', 'listening', 'stopped']))
+    } finally {
+      if (groupAlive(server.child)) process.kill(-server.child.pid!, 'SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 90_000)
+
   it('npm run build compiles to dist/, and node dist/server.js migrates, answers /readyz and stops on SIGTERM', async () => {
     const build = start({}, ['npm', 'run', 'build'])
     expect(await build.exited, build.errors()).toBe(0)
@@ -111,3 +127,12 @@ describe('process supervision', () => {
     }
   }, 180_000)
 })
+
+function isJsonObject(line: string): boolean {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+  } catch {
+    return false
+  }
+}
