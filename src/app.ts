@@ -20,6 +20,7 @@ import { graphqlMetricsPlugin, operationNamesOf } from './metrics/graphql-plugin
 import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 import { createLiveStreams } from './live/live-streams.js'
 import { TOPIC } from './live/topics.js'
+import type { DatabaseBreaker } from './db/breaker.js'
 import { RESYNC } from './events/event-bus.js'
 import { createCorsPolicy } from './http/cors.js'
 
@@ -34,6 +35,8 @@ export interface AppOptions {
   ready: () => Promise<boolean>
   /** The server passes its own, already fed by the Prisma client's query events. */
   metrics?: Metrics
+  /** The database's circuit breaker (src/db/breaker.ts): while open, requests get 503 at once. */
+  breaker?: Pick<DatabaseBreaker, 'open'>
 }
 
 /**
@@ -50,7 +53,7 @@ export interface App {
   closeStreams(): void
 }
 
-export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions): App {
+export function createApp({ deps, ready, metrics = createMetrics(), breaker }: AppOptions): App {
   const { env, logger } = deps
   const scrapeMetrics = metricsEndpoint(metrics, deps)
   const yoga = createYoga<{ requestId: string; verified?: Promise<AuthenticatedAccount | null> }>({
@@ -146,6 +149,16 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     })
   }
 
+  function unavailable(url: URL, requestId: string): Response {
+    const error = new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly')
+    if (url.pathname === '/graphql') {
+      const refusal = graphqlRefusal(error)
+      refusal.headers.set('Retry-After', '1')
+      return refusal
+    }
+    return errorResponse(error, CHANNEL_PATH.test(url.pathname) ? 'channel' : 'messaging', requestId, { 'Retry-After': '1' })
+  }
+
   function rateLimited(message: string, wait: number, url: URL, requestId: string) {
     // The public channel API keeps its own error shape (and CORS), as the REST router does.
     const api = /^\/api\/(channels|programs)(\/|$)/.test(url.pathname) ? 'channel' : 'messaging'
@@ -162,6 +175,8 @@ export function createApp({ deps, ready, metrics = createMetrics() }: AppOptions
     }
     const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
     if (page) return page
+    // The database is known to be unreachable: answer now rather than wait for a statement timeout.
+    if (breaker?.open) return unavailable(url, requestId)
     if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
     const token = bearerToken(request.headers.get('authorization'))
     // A real key (and the carrier connector's token) has a budget of its own. Anything else spends its client address's budget: no

@@ -7,6 +7,7 @@ import { databaseTimeouts, openDatabase } from './db/client.js'
 import { createApp } from './app.js'
 import { createDeps } from './deps.js'
 import { startWorker } from './worker.js'
+import { createDatabaseBreaker } from './db/breaker.js'
 import { createDrain, createListener, serverOptions } from './http-listener.js'
 import { createMetrics } from './metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
@@ -25,7 +26,8 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
   const deps = createDeps(database, env, { logger })
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
   const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
-  const app = createApp({ deps, ready, metrics })
+  const breaker = createDatabaseBreaker({ probe: () => database.prisma.$queryRawUnsafe('SELECT 1'), logger })
+  const app = createApp({ deps, ready, metrics, breaker })
 
   const workerId = cluster.isWorker ? String(cluster.worker!.id) : undefined
   let worker: ReturnType<typeof startWorker> | null = null
@@ -58,6 +60,7 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
     if (stopping) return
     stopping = true
     logger.info({ signal, graceMs: env.SHUTDOWN_GRACE_MS, worker: workerId }, 'shutting down')
+    breaker.stop()
     const workerStopped = worker?.stop()
     // Subscription streams never end by themselves: end them now, clients reconnect elsewhere.
     app.closeStreams()
