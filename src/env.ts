@@ -126,19 +126,25 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''))
   const result = schema.safeParse(cleaned)
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
+    const lines = result.error.issues.map((i) => {
+      const name = i.path.join('.')
+      // zod's own words for a coerced number ("expected number, received NaN") name no setting's rule.
+      const message = i.code === 'invalid_type' && i.expected === 'number' ? `must be a number, not ${JSON.stringify(cleaned[name])}` : i.message
+      return `  ${name}: ${message}`
+    })
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
   }
   const env = result.data
   return { ...env, PUBLIC_BASE_URL: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '') }
 }
 
-/** For entry points only (server, CLI): parse process.env or print the problems and exit. */
+/** For entry points only (server, CLI): parse process.env or print the problems on one line and exit. */
 export function loadEnvOrExit(): Env {
   try {
     return parseEnv(process.env)
   } catch (error) {
-    console.error((error as Error).message)
+    const [title, ...problems] = (error as Error).message.split('\n')
+    console.error(`${title} ${problems.map((p) => p.trim()).join('; ')}`)
     process.exit(1)
   }
 }

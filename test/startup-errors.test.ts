@@ -1,6 +1,5 @@
 // Start-up failures an operator can fix end in one line naming the problem and the fix, exit code 1,
 // no stack trace. Each case starts the real server in a child process.
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
@@ -8,25 +7,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { spawnServer } from './kit/server-process.js'
 
 const postgres = process.env.TEST_DATABASE_URL
 
-function startServer(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
-  return new Promise((resolve) =>
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    }),
-  )
+async function startServer(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now()
+  const server = spawnServer(env)
+  const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000)
+  const code = await server.exited
+  clearTimeout(timer)
+  return { code, stdout: server.output(), stderr: server.errors(), ms: Date.now() - started }
 }
 
 /** Exit code 1 and exactly one line on stderr, matching `pattern`. */
@@ -58,6 +49,17 @@ const tempDir = () => {
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 describe('start-up errors', () => {
+  it('names a SQLite path whose directory cannot be made, at once (it used to hang with no output)', async () => {
+    const started = Date.now()
+    await expectOneLine({ DATABASE_URL: 'file:/proc/nope/x.db' }, /^cannot create or open the SQLite database "\/proc\/nope\/x\.db"/)
+    // Node's recursive mkdir spun forever there; a hang would be killed at 30 s and fail above.
+    expect(Date.now() - started).toBeLessThan(25_000)
+  }, 40_000)
+
+  it('names a PORT that is not a number in one plain line', async () => {
+    await expectOneLine({ PORT: 'abc' }, /^Invalid configuration: PORT: must be a number, not "abc"$/)
+  }, 40_000)
+
   it('names an unreachable PostgreSQL and does not print the password', async () => {
     const port = await closedPort()
     const line = await expectOneLine(

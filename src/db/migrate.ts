@@ -37,8 +37,21 @@ export async function applyMigrations(url: string): Promise<string[]> {
   return target.kind === 'sqlite' ? migrateSqlite(target.file!) : migratePostgres(target.connectionString!, target.schema!)
 }
 
+/**
+ * mkdir -p, one level at a time: Node's recursive mkdirSync spins forever on some paths it cannot
+ * create (`/proc/nope`: start-up hung with no output), while a plain mkdir fails at once.
+ */
+function makeDirectory(path: string) {
+  const missing: string[] = []
+  for (let dir = path; !existsSync(dir); dir = dirname(dir)) {
+    missing.unshift(dir)
+    if (dirname(dir) === dir) break
+  }
+  for (const dir of missing) mkdirSync(dir)
+}
+
 function migrateSqlite(file: string): string[] {
-  if (file !== ':memory:' && !existsSync(dirname(file))) mkdirSync(dirname(file), { recursive: true })
+  if (file !== ':memory:') makeDirectory(dirname(file))
   const db = new Database(file, { timeout: 10_000 })
   try {
     db.pragma('journal_mode = WAL')
