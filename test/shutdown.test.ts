@@ -57,6 +57,25 @@ const settled = <T>(p: Promise<T>) => p.then((value) => ({ value }), (error: Nod
 describe.each(targets)('graceful shutdown of the real server on $name', (target) => {
   const kit = useKit(target)
 
+  it('ends every open subscription stream with the protocol\'s complete event on SIGTERM', async () => {
+    const { key } = await kit.seed().account()
+    const server = await startServer({ DATABASE_URL: kit.url })
+    try {
+      const query = encodeURIComponent('subscription { deliveryReports { uuid status } }')
+      const res = await fetch(`http://127.0.0.1:${server.port}/graphql?query=${query}`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${key}` } })
+      expect(res.headers.get('content-type')).toContain('text/event-stream')
+      const reader = res.body!.getReader()
+      await reader.read() // the stream is open (Yoga's first comment)
+      server.child.kill('SIGTERM')
+      let text = ''
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value)
+      expect(text.slice(-22)).toBe('event: complete\ndata:\n\n')
+      expect(await server.exited).toBe(0)
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL')
+    }
+  }, 60_000)
+
   it('answers every in-flight and just-sent keep-alive request, fails readiness at once, exits 0 and frees the port', async () => {
     const { key, group } = await kit.seed().account().group({ name: 'Drain' })
     // Generous grace and pool wait: this is about the drain, not about shedding load (a busy pool

@@ -13,6 +13,7 @@ export type Admission = { ok: true; release: () => void } | { ok: false; code: '
 
 const encoder = new TextEncoder()
 const PING = encoder.encode(':\n\n')
+const COMPLETE = encoder.encode('event: complete\ndata:\n\n')
 
 export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStreamOptions) {
   const counts = new Map<string, number>()
@@ -71,6 +72,8 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
       if (finished) return
       finish()
       try {
+        // The protocol's own end (graphql-sse): the client knows the stream was ended, not cut.
+        if (atBoundary) controllerRef.enqueue(COMPLETE)
         controllerRef.close()
       } catch {
         // already closed or errored
