@@ -149,6 +149,11 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker }: A
     })
   }
 
+  function withHeaders(response: Response, headers: Record<string, string> | null): Response {
+    if (headers) for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
+    return response
+  }
+
   function unavailable(url: URL, requestId: string): Response {
     const error = new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly')
     if (url.pathname === '/graphql') {
@@ -189,14 +194,29 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker }: A
     const verified = token && addressKey && token !== env.CARRIER_CONNECTOR_TOKEN ? verifyKey(token) : undefined
     // A database fault during the check: treat it as a key; the request itself will answer 503.
     const realKey = token ? (verified ? (await verified.catch(() => true)) !== null : true) : false
+    let limitHeaders: Record<string, string> | null = null
     if (!realKey) {
       const wait = addressKey ? anonymousLimiter.take(addressKey) : 0
-      if (wait > 0) return rateLimited('Too many requests from this address', wait, url, requestId)
+      limitHeaders = addressKey ? anonymousLimiter.headers(addressKey, 'address') : null
+      if (wait > 0) return withHeaders(rateLimited('Too many requests from this address', wait, url, requestId), limitHeaders)
     } else {
       // Keyed on a digest of the key.
-      const wait = limiter.take(createHash('sha256').update(token!).digest('base64'))
-      if (wait > 0) return rateLimited('Too many requests for this API key', wait, url, requestId)
+      const bucket = createHash('sha256').update(token!).digest('base64')
+      const wait = limiter.take(bucket)
+      limitHeaders = limiter.headers(bucket, 'key')
+      if (wait > 0) return withHeaders(rateLimited('Too many requests for this API key', wait, url, requestId), limitHeaders)
     }
+    return withHeaders(await dispatch(request, url, requestId, server, token, verified), limitHeaders)
+  }
+
+  async function dispatch(
+    request: Request,
+    url: URL,
+    requestId: string,
+    server: ServerContext | undefined,
+    token: string | null,
+    verified: Promise<AuthenticatedAccount | null> | undefined,
+  ): Promise<Response> {
     // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
     return withIdempotencyKey(deps, { request, url, requestId }, { leaseMs: env.WORKER_LEASE_MS }, async (request) => {
       if (url.pathname === '/graphql') {

@@ -51,6 +51,20 @@ export function createRateLimiter({
       }
       return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond))
     },
+    /**
+     * The IETF RateLimit headers for `key` after its take (draft-ietf-httpapi-ratelimit-headers):
+     * the policy's quota is the burst and its window the time an empty bucket takes to refill; `r`
+     * is what is left, `t` the seconds until the bucket is full again. null when limiting is off.
+     */
+    headers(key: string, policy: string): Record<string, string> | null {
+      if (perSecond <= 0) return null
+      const bucket = buckets.get(key)
+      const tokens = bucket ? Math.min(burst, bucket.tokens + ((now() - bucket.at) / 1000) * perSecond) : burst
+      return {
+        'RateLimit-Policy': `"${policy}";q=${burst};w=${Math.max(1, Math.ceil(burst / perSecond))}`,
+        RateLimit: `"${policy}";r=${Math.floor(tokens)};t=${Math.ceil((burst - tokens) / perSecond)}`,
+      }
+    },
     get size() {
       return buckets.size
     },

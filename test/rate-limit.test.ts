@@ -135,3 +135,32 @@ describe.each(targets)('tokens that are not keys, over HTTP on $name', (target) 
     expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(429)
   })
 })
+
+describe.each(targets)('RateLimit headers over HTTP on $name', (target) => {
+  const kit = useKit(target, { env: SLOW })
+  let server: Server
+  let base: string
+  beforeAll(async () => ({ server, base } = await listen(kit)))
+  afterAll(() => new Promise((resolve) => server.close(resolve)))
+
+  it('tell each client its policy and what is left, on answers and on the 429 (IETF RateLimit, RateLimit-Policy)', async () => {
+    // t counts down with the clock: a slow machine may see a second less.
+    const left = (policy: string, r: number, t: number) => expect.stringMatching(new RegExp(`^"${policy}";r=${r};t=(${t}|${t - 1})$`))
+    const headersOf = (res: Response) => [res.status, res.headers.get('ratelimit-policy'), res.headers.get('ratelimit')]
+    // Burst 3 at 0.01 per second: a window of 300 s, each token back after 100 s.
+    const anonymous = []
+    for (let i = 0; i < 4; i++) anonymous.push(headersOf(await fetch(`${base}/api/programs/x`)))
+    expect(anonymous).toEqual([
+      [404, '"address";q=3;w=300', left('address', 2, 100)],
+      [404, '"address";q=3;w=300', left('address', 1, 200)],
+      [404, '"address";q=3;w=300', left('address', 0, 300)],
+      [429, '"address";q=3;w=300', left('address', 0, 300)],
+    ])
+    const { key } = await kit.seed().account()
+    const keyed = headersOf(await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } }))
+    expect(keyed).toEqual([200, '"key";q=3;w=300', left('key', 2, 100)])
+    // Health checks are never limited, and say nothing about it.
+    expect(headersOf(await fetch(`${base}/healthz`))).toEqual([200, null, null])
+  })
+})
+
