@@ -120,6 +120,10 @@ describe('process supervision', () => {
       expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' })
       expect(server.output()).toContain('"msg":"migrations applied"')
       expect((await fetch(`${url}/metrics`)).status).toBe(200)
+      // The compiled CLI, as the Docker image runs it (no tsx, no src/): node dist/cli.js.
+      const cli = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}` }, [process.execPath, 'dist/cli.js', 'account:create', '--name', 'From dist'])
+      expect(await cli.exited, cli.errors()).toBe(0)
+      expect(JSON.parse(cli.output()).account.name).toBe('From dist')
       server.child.kill('SIGTERM')
       expect(await server.exited).toBe(0)
     } finally {
