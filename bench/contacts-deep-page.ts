@@ -1,5 +1,5 @@
 // npm run bench -- contacts-deep-page
-// Deep pages of one account's 100,000 contacts through the real server (src/server.ts in a child
+// Deep pages of one account's 100,000 contacts through the real server (src/process/server.ts in a child
 // process, as the peers benchmark runs it), one client, sequential requests: median and p90 of
 // DEEP_PAGE_SAMPLES (21) after 3 warm-ups, for page 1, the middle page (2,000), the last page
 // (4,000), a search, and the first, middle and last page of a group of 10,000. The rows are the
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
@@ -57,7 +57,7 @@ async function measure(db: string, url: string, apiKey: string, groupId: string)
   const service = await startChild(
     `service (${db})`,
     (port) => ({
-      args: ['--import', 'tsx', 'src/server.ts'],
+      args: ['--import', 'tsx', 'src/process/server.ts'],
       env: { DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
     }),
     root,

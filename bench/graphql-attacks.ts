@@ -1,5 +1,5 @@
 // npm run bench -- graphql-attacks
-// The GraphQL attacks of issue 7 against the real server (src/server.ts in a child process, so the
+// The GraphQL attacks of issue 7 against the real server (src/process/server.ts in a child process, so the
 // attacking clients do not share its event loop):
 // 1. time to refuse each attack (median of N sequential requests);
 // 2. /healthz latency (p50, p99, max) alone, then while 10 clients send attacks in a loop;
@@ -22,7 +22,7 @@ const groups = [await createGroup(deps, account.id, { name: 'Alpha' }), await cr
 const inputs = Array.from({ length: 200 }, (_, i) => ({ mobile: `+2547${String(10_000_000 + i)}`, firstName: `Name${String(i).padStart(4, '0')}` }))
 for (const { group } of groups) await upsertContacts(deps, account.id, parseContacts(inputs, 'KE'), group.id)
 
-const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+const server = spawn(process.execPath, ['--import', 'tsx', 'src/process/server.ts'], {
   env: { ...process.env, DATABASE_URL: deps.env.DATABASE_URL, PORT: '0', LOG_LEVEL: 'info', WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0' },
   stdio: ['ignore', 'pipe', 'inherit'],
 })

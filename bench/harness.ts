@@ -8,7 +8,7 @@ import { createServerAdapter } from '@whatwg-node/server'
 import autocannon from 'autocannon'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 import { createApp } from '../src/app.js'
 import { createDeps, type Deps } from '../src/deps.js'
 

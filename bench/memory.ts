@@ -3,7 +3,7 @@
 // autocannon, 10 connections), after one add-contacts of 10,000 existing contacts. Prints VmRSS and
 // VmHWM (peak) from /proc with the load average. MEMORY_SECONDS (5): length of each load run;
 // BENCH_DATABASE_URL: PostgreSQL (a fresh schema, dropped after) instead of a fresh SQLite file;
-// MEMORY_START=tsx: the service under tsx (`node --import tsx src/server.ts`) instead, to compare.
+// MEMORY_START=tsx: the service under tsx (`node --import tsx src/process/server.ts`) instead, to compare.
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
@@ -12,7 +12,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { serviceCommand, startChild, type Child } from './peers/processes.js'
@@ -51,7 +51,7 @@ try {
   console.log(`memory: ${pgBase ? 'PostgreSQL' : 'SQLite'}, service ${tsx ? 'under tsx' : 'as npm start runs it'}, ${SECONDS} s runs, ${os.cpus().length} CPUs`)
   service = await startChild(
     'service',
-    (port, start = tsx ? { args: ['--import', 'tsx', 'src/server.ts'], env: {} } : serviceCommand(root)) => ({
+    (port, start = tsx ? { args: ['--import', 'tsx', 'src/process/server.ts'], env: {} } : serviceCommand(root)) => ({
       args: start.args,
       env: { ...start.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
     }),

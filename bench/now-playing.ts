@@ -1,5 +1,5 @@
 // npm run bench -- now-playing
-// GET /api/channels/{uuid}/status on the real server (src/server.ts, SQLite, the sample channel)
+// GET /api/channels/{uuid}/status on the real server (src/process/server.ts, SQLite, the sample channel)
 // against a plain node:http server answering a fixed JSON body of the same size, side by side.
 // Each server runs in its own process; autocannon runs in this one. Prints the load average and
 // the service's peak RSS (VmHWM, Linux) under this load.
@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { load, printTable } from './harness.js'
@@ -42,7 +42,7 @@ const PLAIN_PORT = 4702
 // The default log level writes one JSON line per request; BENCH_LOG_LEVEL=warn measures without it.
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info'
 console.log(`service LOG_LEVEL=${logLevel} (its stdout is discarded)`)
-await serve(['--import', 'tsx', 'src/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: logLevel, WORKER_ENABLED: 'false', WEB_CONCURRENCY: process.env.WEB_CONCURRENCY ?? '1' }, APP_PORT)
+await serve(['--import', 'tsx', 'src/process/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: logLevel, WORKER_ENABLED: 'false', WEB_CONCURRENCY: process.env.WEB_CONCURRENCY ?? '1' }, APP_PORT)
 const path = `/api/channels/${channel.id}/status`
 const sample = await (await fetch(`http://127.0.0.1:${APP_PORT}${path}`)).text()
 console.log(`now-playing body: ${sample.length} bytes: ${sample.slice(0, 120)}…`)

@@ -1,5 +1,5 @@
 // npm run bench -- peers: the measuring stick of issue 8 ("every database path at the speed of its SQL").
-// The service (src/server.ts as shipped) against peers measured side by side in one run, on the
+// The service (src/process/server.ts as shipped) against peers measured side by side in one run, on the
 // same data, answering the same JSON: a hand-written node:http server with hand-written SQL
 // (bench/peers/hand-server.ts), PostGraphile 4, and a fixed-body node:http server. Every server is
 // its own child process (CPU time and peak RSS read from /proc); autocannon runs in this process.
@@ -14,7 +14,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { importChannel } from '../src/channel/import-channel.js'

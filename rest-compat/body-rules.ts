@@ -1,4 +1,4 @@
-import { AppError, validationError, type ErrorDetail } from '../src/errors.js'
+import { AppError, validationError, type ErrorDetail } from '../src/core/errors.js'
 
 type FieldType = 'string' | 'boolean' | 'stringArray' | 'phone'
 

@@ -1,6 +1,6 @@
 // The public channel interface: nine GET paths, each one GraphQL operation, exact legacy shapes;
 // then the program guides (XMLTV, iCalendar, M3U), which answer in their own formats.
-import { AppError, notFound } from '../src/errors.js'
+import { AppError, notFound } from '../src/core/errors.js'
 import { isoUtcMicros, isoWithOffset } from '../src/channel/zoned-time.js'
 import type { ParameterDoc, RestRoute, RouteInput } from './route.js'
 import { integer, oneOf, ref, string, uuid } from './openapi/json-schema.js'

@@ -1,6 +1,6 @@
 // The messaging REST paths of the interface description, each mapped to one GraphQL operation.
 // Read top to bottom: method + path, the document, where the variables come from, the legacy JSON.
-import { validationError, type ErrorDetail } from '../src/errors.js'
+import { validationError, type ErrorDetail } from '../src/core/errors.js'
 import { expectObject, readFields, type BodySpec } from './body-rules.js'
 import { legacyTimestamp, snakeCase } from './legacy-format.js'
 import type { ParameterDoc, RestRoute, RouteInput } from './route.js'

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import { execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
 import { compileQuery, isCompiledQuery } from 'graphql-jit'
-import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/errors.js'
+import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/core/errors.js'
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
 import type { RestRoute, RouteInput } from './route.js'
-import { etagMatches, type CachedResponse, type Microcache } from '../src/microcache.js'
+import { etagMatches, type CachedResponse, type Microcache } from '../src/http/microcache.js'
 import { readBodyBytes } from '../src/http/read-body.js'
 import { isStorableText } from '../src/messaging/input-rules.js'
 

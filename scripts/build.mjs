@@ -81,7 +81,7 @@ for (const target of ['sqlite', 'postgresql']) {
   }
 }
 // Stable entry points.
-put(join(dist, 'server.js'), "import './src/server.js'\n")
+put(join(dist, 'server.js'), "import './src/process/server.js'\n")
 put(join(dist, 'cli.js'), "import './src/cli/main.js'\n")
 // The compiled modules read the package's version (the home page, the OpenAPI document) from
 // ../../package.json, which in dist/ is dist/package.json; it also marks dist/ as ESM on its own.

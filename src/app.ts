@@ -2,16 +2,16 @@ import { randomUUID, createHash } from 'node:crypto'
 import { createYoga, maskError as defaultMaskError } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import type { Deps } from './deps.js'
-import { AppError, knownAppError } from './errors.js'
+import { AppError, knownAppError } from './core/errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
 import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
-import { clientKey, createRateLimiter } from './rate-limit.js'
+import { clientKey, createRateLimiter } from './http/rate-limit.js'
 import { apiKeyPrefix, bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
-import { Microcache } from './microcache.js'
+import { Microcache } from './http/microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
@@ -47,7 +47,7 @@ export type ServerContext = unknown
 
 export interface App {
   fetch(request: Request, server?: ServerContext): Promise<Response>
-  /** Public answers the HTTP listener may replay without calling fetch (see src/http-listener.ts). */
+  /** Public answers the HTTP listener may replay without calling fetch (see src/process/http-listener.ts). */
   microcache: Microcache
   /** Ends every open subscription stream (shutdown: the drain would otherwise wait for them). */
   closeStreams(): void

@@ -13,7 +13,7 @@ import { createInProcessBus } from '../src/events/in-process-bus.js'
 import { RESYNC, type EventBus } from '../src/events/event-bus.js'
 import type { PostgresBus } from '../src/events/postgres-bus.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
-import { createLogger } from '../src/logger.js'
+import { createLogger } from '../src/core/logger.js'
 
 const CACHED = { API_KEY_CACHE_MS: '30000' }
 

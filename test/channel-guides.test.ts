@@ -15,7 +15,7 @@ import { publishChannelChanged } from '../src/live/channel-events.js'
 import { zonedToInstant } from '../src/channel/zoned-time.js'
 import { buildICalendar, foldLine } from '../src/channel/ical.js'
 import { buildXmltv } from '../src/channel/xmltv.js'
-import { createListener } from '../src/http-listener.js'
+import { createListener } from '../src/process/http-listener.js'
 import type { GuideAiring, GuideChannel } from '../src/channel/guide-types.js'
 
 const DTD = new URL('./fixtures/xmltv.dtd', import.meta.url).pathname

@@ -1,4 +1,4 @@
-// WEB_CONCURRENCY=2: the real server (src/server.ts) as a node:cluster of two HTTP workers.
+// WEB_CONCURRENCY=2: the real server (src/process/server.ts) as a node:cluster of two HTTP workers.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { request } from 'node:http'
@@ -10,7 +10,7 @@ import { startReceiver } from './kit/receiver.js'
 import { portIsFree, sleep, spawnServer, waitFor } from './kit/server-process.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { setWebhook } from '../src/webhooks/endpoints.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 
 /** The real server as a node:cluster of two HTTP workers. */
 const startCluster = (env: Record<string, string>) => spawnServer({ WEB_CONCURRENCY: '2', ...env })

@@ -3,7 +3,7 @@ import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { createApp, type App } from '../src/app.js'
 import { createDeps } from '../src/deps.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 import { createCorsPolicy } from '../src/http/cors.js'
 
 // Issue 17 item 5: /graphql echoed any Origin with Allow-Credentials (Yoga's default CORS). The

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { TestKit, useKit, type RestResult } from './kit/kit.js'
 import { startFaultProxy, type FaultProxy } from './kit/fault-proxy.js'
-import { databaseFault } from '../src/db/faults.js'
-import { parseEnv } from '../src/env.js'
+import { databaseFault } from '../src/core/errors.js'
+import { parseEnv } from '../src/core/env.js'
 
 const postgres = targets.find((t) => t.name === 'postgresql')
 const sqlite = targets.find((t) => t.name === 'sqlite')!

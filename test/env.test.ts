@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 
 describe('configuration', () => {
   it('has working defaults', () => {

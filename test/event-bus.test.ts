@@ -10,7 +10,7 @@ import { MAX_ENVELOPE_BYTES } from '../src/events/event-envelope.js'
 import { reconnectDelayMs } from '../src/events/reconnect-delay.js'
 import { channelNameFor } from '../src/events/channel-name.js'
 import { createPostgresBus, type PostgresBus } from '../src/events/postgres-bus.js'
-import { createLogger } from '../src/logger.js'
+import { createLogger } from '../src/core/logger.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
 
 /** The next payload of `topic` on `bus`, or a rejection after `ms`. */

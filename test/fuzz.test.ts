@@ -23,7 +23,7 @@ import { useKit, type TestKit } from './kit/kit.js'
 import { fingerprint } from './kit/fingerprint.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { schema } from '../src/graphql/schema.js'
-import { httpStatusOf, MAX_ERROR_DETAILS } from '../src/errors.js'
+import { httpStatusOf, MAX_ERROR_DETAILS } from '../src/core/errors.js'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 200)

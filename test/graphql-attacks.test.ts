@@ -11,7 +11,7 @@ import { restRoutes } from '../rest-compat/routes.js'
 import { checkDocumentLimits } from '../src/graphql/limits/check-document-limits.js'
 import { graphqlLimits } from '../src/graphql/limits/limits.js'
 
-// The attacks of issue 7 against the real server (src/server.ts in a child process): each must be
+// The attacks of issue 7 against the real server (src/process/server.ts in a child process): each must be
 // refused quickly with a clear code, while /healthz keeps answering and memory stays flat.
 
 const NESTED_PAGES = '{ contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { id } } } } } } } } }'

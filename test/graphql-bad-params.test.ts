@@ -7,8 +7,8 @@ import { useKit } from './kit/kit.js'
 import { waitFor } from './kit/server-process.js'
 import { createApp } from '../src/app.js'
 import { createDeps } from '../src/deps.js'
-import { parseEnv } from '../src/env.js'
-import { createListener } from '../src/http-listener.js'
+import { parseEnv } from '../src/core/env.js'
+import { createListener } from '../src/process/http-listener.js'
 
 // Issue 20 item 8: a client's malformed /graphql request is its 400, never a masked "Unexpected
 // error." logged at error level with a stack. Over real HTTP, with the app's logger captured.

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
-import { createListener } from '../src/http-listener.js'
+import { createListener } from '../src/process/http-listener.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { createMetrics } from '../src/metrics/create-metrics.js'
 
@@ -93,7 +93,7 @@ describe('access line of a replay', () => {
   it('is the line pino writes for the same fields, on the same stdout', async () => {
     const { execFileSync } = await import('node:child_process')
     const script = `
-      import { createLogger, replayLog } from './src/logger.ts'
+      import { createLogger, replayLog } from './src/core/logger.ts'
       const logger = createLogger('info')
       const fields = ['abc-1.2:3', 'GET', '/api/channels/x/status?q="\\\\é', 304, 2]
       replayLog(logger)(...fields)

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { createApp } from '../src/app.js'
-import { createListener } from '../src/http-listener.js'
+import { createListener } from '../src/process/http-listener.js'
 import { TOPIC, type MembershipEvent } from '../src/live/topics.js'
 import { MAX_PENDING_EVENTS } from '../src/live/subscriber-outbox.js'
 

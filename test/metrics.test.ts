@@ -4,7 +4,7 @@ import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { createApp, type App } from '../src/app.js'
 import { createDeps } from '../src/deps.js'
-import { parseEnv } from '../src/env.js'
+import { parseEnv } from '../src/core/env.js'
 import { openDatabase } from '../src/db/client.js'
 import { createMetrics } from '../src/metrics/create-metrics.js'
 

@@ -9,7 +9,7 @@ import { spawnServer } from './kit/server-process.js'
 /** The server in its own process group, so a test can tell whether anything of the tree is left. */
 const start = (env: Record<string, string>, command?: [string, ...string[]]) => spawnServer(env, { command, detached: true })
 
-describe('npm start (src/server.ts)', () => {
+describe('npm start (src/process/server.ts)', () => {
   it('creates and migrates the SQLite database, serves, and shuts down on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-start-'))
     const server = start({ DATABASE_URL: `file:${join(dir, 'nested', 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' })

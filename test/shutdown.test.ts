@@ -5,7 +5,7 @@ import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { portIsFree, sleep, spawnServer } from './kit/server-process.js'
 
-/** The real server (src/server.ts) as a child process on a free port. */
+/** The real server (src/process/server.ts) as a child process on a free port. */
 async function startServer(env: Record<string, string>) {
   const { child, exited, output, errors } = spawnServer(env)
   const deadline = Date.now() + 30_000

@@ -6,8 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { TestKit, useKit } from './kit/kit.js'
 import { mobile } from './kit/seed.js'
-import { createListener } from '../src/http-listener.js'
-import { runWorkerTick } from '../src/worker.js'
+import { createListener } from '../src/process/http-listener.js'
+import { runWorkerTick } from '../src/process/worker.js'
 
 interface SseEvent {
   event: string
@@ -378,7 +378,7 @@ describe('shutdown ends subscription streams', () => {
   it('SIGTERM: the SSE stream ends and the server exits 0 quickly', async () => {
     const kit = new TestKit(targets[0]!)
     await kit.start()
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/process/server.ts'], {
       env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: kit.url, WORKER_ENABLED: 'false', SHUTDOWN_GRACE_MS: '10000' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })

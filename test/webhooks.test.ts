@@ -4,7 +4,7 @@ import { targets } from './kit/databases.js'
 import { useKit, fixedClock, TestKit } from './kit/kit.js'
 import { reply, startReceiver } from './kit/receiver.js'
 import { claimDueDeliveries, dispatchBatch, LEASE_MS } from '../src/webhooks/dispatcher.js'
-import { runWorkerTick } from '../src/worker.js'
+import { runWorkerTick } from '../src/process/worker.js'
 import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js'
 
 const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid } }`

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { sleep, spawnServer } from './kit/server-process.js'
 
-describe('worker logging (src/server.ts)', () => {
+describe('worker logging (src/process/server.ts)', () => {
   it('writes node-cron’s missed-execution warning as JSON, like every other line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-cron-log-'))
     const { child, exited, output, errors } = spawnServer({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, WORKER_ENABLED: 'true' })

@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js'
-import { validationError } from '../errors.js'
+import { validationError } from '../core/errors.js'
 import { createApiKey } from '../auth/api-keys.js'
 
 export async function createAccount({ db }: { db: Db }, input: { name: string; timezone?: string }) {

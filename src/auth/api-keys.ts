@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Db } from '../db/client.js'
-import type { Clock } from '../clock.js'
-import { AppError, notFound } from '../errors.js'
+import type { Clock } from '../core/clock.js'
+import { AppError, notFound } from '../core/errors.js'
 import type { EventBus } from '../events/event-bus.js'
 import { API_KEY_REVOKED, type ApiKeyRevoked } from './api-key-revoked.js'
 

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { AppError, MAX_ERROR_DETAILS, isUniqueViolation, validationError, type ErrorDetail } from '../errors.js'
+import { AppError, MAX_ERROR_DETAILS, isUniqueViolation, validationError, type ErrorDetail } from '../core/errors.js'
 import { textProblem } from '../messaging/input-rules.js'
 import { IMPORT_LIMITS, channelImportSchema, type ChannelImport } from './import-schema.js'
 

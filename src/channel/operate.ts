@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { AppError, notFound, validationError } from '../errors.js'
+import { AppError, notFound, validationError } from '../core/errors.js'
 import { InputRules, isStorableText } from '../messaging/input-rules.js'
 
 /** The channel, if the account operates it; another's answers like a missing one. */

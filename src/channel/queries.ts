@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js'
-import { AppError, notFound } from '../errors.js'
+import { AppError, notFound } from '../core/errors.js'
 import { isStorableText } from '../messaging/input-rules.js'
 import type { AiringRow, ChannelRow, ChannelSnapshot } from './types.js'
 import { airingEnd } from './rules.js'

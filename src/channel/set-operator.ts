@@ -1,5 +1,5 @@
 import type { Db } from '../db/client.js'
-import { notFound } from '../errors.js'
+import { notFound } from '../core/errors.js'
 
 /** Hands a channel (by uuid or slug) to the account whose API keys will manage it. */
 export async function setChannelOperator(db: Db, channel: string, accountId: string) {

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 import { createAccount } from '../accounts/create-account.js'
 import { createApiKey, revokeApiKey } from '../auth/api-keys.js'
 import { setWebhook } from '../webhooks/endpoints.js'

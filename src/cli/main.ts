@@ -1,12 +1,12 @@
 // npm run cli -- <command> [--flag value]. Prints one JSON line on success; one line and a
 // non-zero exit on failure. `--help` (or `help`) lists the commands; `<command> --help` explains one.
 import { parseArgs } from 'node:util'
-import { loadEnvOrExit } from '../env.js'
+import { loadEnvOrExit } from '../core/env.js'
 import { applyMigrations } from '../db/migrate.js'
 import { openDatabase } from '../db/client.js'
-import { createLogger } from '../logger.js'
+import { createLogger } from '../core/logger.js'
 import { createDeps } from '../deps.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 import { commands, type Command } from './commands.js'
 
 const HELP_FLAGS = new Set(['--help', '-h', 'help'])

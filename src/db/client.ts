@@ -5,7 +5,7 @@ import { PrismaClient as PostgresClient } from '../generated/postgresql/client.j
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
 import { CachingPrismaBetterSQLite3, revocationProbe } from './sqlite-statement-cache.js'
-import { parseEnv, type Env } from '../env.js'
+import { parseEnv, type Env } from '../core/env.js'
 
 /**
  * Both targets are generated from one datamodel, so their clients have the same API;

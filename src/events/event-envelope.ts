@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 
 /**
  * PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; the envelope must fit with room to

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 import { RESYNC, type EventBus } from './event-bus.js'
 import { decodeEnvelope, encodeEnvelope } from './event-envelope.js'
 import { createLocalDelivery } from './local-delivery.js'

@@ -6,7 +6,7 @@ import type PrismaTypes from '../generated/pothos-types.js'
 import { getDatamodel } from '../generated/pothos-types.js'
 import type { Context } from './context.js'
 import { decodeNodeId, isNodeTarget } from './node-id.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 
 import { maxNodeIds as MAX_NODE_IDS } from './limits/limits.js'
 

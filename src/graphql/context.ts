@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import { bearerToken, unauthenticated, type AuthenticatedAccount } from '../auth/api-keys.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 
 export interface Context {
   deps: Deps

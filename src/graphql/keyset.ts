@@ -3,7 +3,7 @@
 // values", which stays exact while rows are inserted or deleted between requests, even when the
 // row a cursor came from is deleted (Prisma's own `cursor` option looks that row up again, and
 // answers an empty page once it is gone).
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 import { MAX_PER_PAGE, DEFAULT_PER_PAGE } from '../messaging/paging.js'
 import { isStorableText } from '../messaging/input-rules.js'
 

@@ -1,7 +1,7 @@
 // Global ids (Relay): base64 of `<GraphQL type>:<database id>`, the Pothos Relay plugin's default
 // encoding. Arguments that name a Contact, Group, SentMessage, Channel or Program take the database
 // id (uuid, program number, channel slug) as before, or the global id of that type.
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 import { isStorableText } from '../messaging/input-rules.js'
 
 /** The types that implement Node. */

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 
 /** At most this much of a refused body is read and thrown away, within LINGER_MS. */
 const LINGER_FACTOR = 2

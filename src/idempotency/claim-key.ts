@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { AppError, isUniqueViolation } from '../errors.js'
+import { AppError, isUniqueViolation } from '../core/errors.js'
 import { LEASE_MS, RETENTION_MS } from './policy.js'
 
 export interface KeyedRequest {

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 
 // The contract: 1-255 printable ASCII characters (space to tilde).
 const KEY_FORM = /^[\x20-\x7e]{1,255}$/

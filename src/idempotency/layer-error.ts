@@ -1,4 +1,4 @@
-import { httpStatusOf, type AppError } from '../errors.js'
+import { httpStatusOf, type AppError } from '../core/errors.js'
 import { errorResponse, json } from '../../rest-compat/router.js'
 
 /**

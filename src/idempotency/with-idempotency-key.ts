@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { AppError, knownAppError } from '../errors.js'
+import { AppError, knownAppError } from '../core/errors.js'
 import { bearerToken } from '../auth/api-keys.js'
 import { parseIdempotencyKey } from './idempotency-key.js'
 import { readBodyBytes } from '../http/read-body.js'

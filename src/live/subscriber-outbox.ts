@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 
 /**
  * The most events one subscriber may have waiting (produced, not yet taken by its stream). A

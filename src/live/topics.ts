@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js'
 
 /**
- * Topics of the event bus that feed the live subscriptions (src/graphql/live.ts). Payloads carry
+ * Topics of the event bus that feed the live subscriptions (src/graphql/types/live.ts). Payloads carry
  * ids only (the bus limits an event to about 8 kB); subscribers read the rest from the database,
  * scoped to their account.
  */

@@ -21,7 +21,7 @@ import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
 import { rawDate, type PageRequest } from './paging.js'
-import { notFound } from '../errors.js'
+import { notFound } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 

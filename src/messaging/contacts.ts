@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.js'
 import type { Prisma } from '../generated/sqlite/client.js'
-import { notFound, validationError, type ErrorDetail } from '../errors.js'
+import { notFound, validationError, type ErrorDetail } from '../core/errors.js'
 import { EMAIL_PATTERN, InputRules, LIMITS, isStorableText, textProblem } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
 import { searchKey } from './search-text.js'

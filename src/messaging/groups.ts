@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js'
 import type { Db, Tx } from '../db/client.js'
 import { Prisma } from '../generated/sqlite/client.js'
-import { AppError, isUniqueViolation, notFound } from '../errors.js'
+import { AppError, isUniqueViolation, notFound } from '../core/errors.js'
 import { InputRules, LIMITS, isStorableText } from './input-rules.js'
 import { simKey } from './mobile.js'
 import { searchKey } from './search-text.js'

@@ -1,4 +1,4 @@
-import { validationError, type ErrorDetail } from '../errors.js'
+import { validationError, type ErrorDetail } from '../core/errors.js'
 
 export const LIMITS = {
   name: 100,

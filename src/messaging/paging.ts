@@ -1,4 +1,4 @@
-import { validationError, type ErrorDetail } from '../errors.js'
+import { validationError, type ErrorDetail } from '../core/errors.js'
 import { textProblem } from './input-rules.js'
 import { searchKey } from './search-text.js'
 

@@ -76,7 +76,7 @@ export function createMetrics() {
       httpRequests.inc(labels)
       httpDuration.observe(labels, seconds)
     },
-    /** One answer replayed by the HTTP listener (src/http-listener.ts); per hit, so only a counter. */
+    /** One answer replayed by the HTTP listener (src/process/http-listener.ts); per hit, so only a counter. */
     observeReplay() {
       replays++
     },

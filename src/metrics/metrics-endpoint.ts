@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { bearerToken } from '../auth/api-keys.js'
 import type { Deps } from '../deps.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 import { errorResponse } from '../../rest-compat/router.js'
 import type { Metrics } from './create-metrics.js'
 import { registerDatabaseGauges } from './database-gauges.js'

@@ -1,4 +1,4 @@
-import { validationError } from '../errors.js'
+import { validationError } from '../core/errors.js'
 
 /** The ten documented delivery status codes. */
 export const DELIVERY_STATUSES = ['DELIVRD', 'UNDELIV', 'EXPIRED', 'REJECTD', 'UNKNOWN', 'PENDING', 'FAILED', 'NOCREDT', 'DND', 'SENT'] as const

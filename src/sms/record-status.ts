@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import type { Tx } from '../db/client.js'
-import { notFound, validationError } from '../errors.js'
+import { notFound, validationError } from '../core/errors.js'
 import { textProblem } from '../messaging/input-rules.js'
 import { isFinal, mapCarrierStatus, type DeliveryStatus } from './delivery-status.js'
 import { deliveryReport } from './delivery-report.js'

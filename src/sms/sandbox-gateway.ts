@@ -1,5 +1,5 @@
 import type { SmsGateway } from './gateway.js'
-import { isUniqueViolation } from '../errors.js'
+import { isUniqueViolation } from '../core/errors.js'
 
 /** Recipients that make the sandbox report a status other than DELIVRD (docs/sms.md). */
 export const SANDBOX_MAGIC_NUMBERS: Record<string, string> = {

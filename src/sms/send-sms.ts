@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import { AppError, isUniqueViolation, validationError } from '../errors.js'
+import { AppError, isUniqueViolation, validationError } from '../core/errors.js'
 import { normalizeMobile } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { MAX_PAGES, segment } from './encoding.js'

@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { notFound } from '../errors.js'
+import { notFound } from '../core/errors.js'
 import { isStorableText } from '../messaging/input-rules.js'
 import { assertWebhookUrl } from './ssrf-guard.js'
 import { newWebhookSecret } from './signature.js'

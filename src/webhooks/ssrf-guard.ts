@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { AppError } from '../errors.js'
+import { AppError } from '../core/errors.js'
 
 /**
  * Why an address is refused, or null when it is public unicast. An allow-list: ipaddr.js names every

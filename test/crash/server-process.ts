@@ -1,4 +1,4 @@
-// The real server (src/server.ts) as a child process that the crash test kills with SIGKILL.
+// The real server (src/process/server.ts) as a child process that the crash test kills with SIGKILL.
 import type { ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 import { openSync } from 'node:fs'

@@ -1,4 +1,4 @@
-// The real server (src/server.ts) as a child process, for the tests that need a process of its
+// The real server (src/process/server.ts) as a child process, for the tests that need a process of its
 // own: signals, ports, cluster workers, logging. Its stdout (JSON lines) and stderr are kept.
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
@@ -6,7 +6,7 @@ import { createServer } from 'node:net'
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export interface SpawnOptions {
-  /** The command line; `node --import tsx src/server.ts` (the server from source) by default. */
+  /** The command line; `node --import tsx src/process/server.ts` (the server from source) by default. */
   command?: [string, ...string[]]
   /** Its own process group, so a test can tell whether anything of the tree is left. */
   detached?: boolean
@@ -15,7 +15,7 @@ export interface SpawnOptions {
 }
 
 /** Starts the server with `env` over the test process's environment (PORT 0, LOG_LEVEL info, no rate limit unless given). */
-export function spawnServer(env: Record<string, string | undefined>, { command = [process.execPath, '--import', 'tsx', 'src/server.ts'], detached = false, stdout = 'pipe' }: SpawnOptions = {}) {
+export function spawnServer(env: Record<string, string | undefined>, { command = [process.execPath, '--import', 'tsx', 'src/process/server.ts'], detached = false, stdout = 'pipe' }: SpawnOptions = {}) {
   const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', ...env },
     stdio: ['ignore', stdout, 'pipe'],

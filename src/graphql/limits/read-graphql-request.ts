@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql'
 import type { Plugin } from 'graphql-yoga'
-import { AppError, httpStatusOf } from '../../errors.js'
+import { AppError, httpStatusOf } from '../../core/errors.js'
 import { graphqlLimits } from './limits.js'
 import { readBodyBytes } from '../../http/read-body.js'
 

@@ -1,4 +1,4 @@
-import { databaseFault } from './db/faults.js'
+import { isDatabaseUnavailable } from './database-faults.js'
 
 export type ErrorCode =
   | 'BAD_REQUEST'
@@ -78,6 +78,11 @@ export function knownAppError(error: unknown): AppError | null {
   const original = (error as { originalError?: unknown } | null)?.originalError
   if (original instanceof AppError) return original
   return databaseFault(original ?? error)
+}
+
+/** A database fault the client may retry: SERVICE_UNAVAILABLE (503 with Retry-After). Null otherwise. */
+export function databaseFault(error: unknown): AppError | null {
+  return isDatabaseUnavailable(error) ? new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly') : null
 }
 
 /** Prisma's unique-constraint violation. */

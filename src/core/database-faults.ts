@@ -1,5 +1,3 @@
-import { AppError } from '../errors.js'
-
 // Which errors mean "the database is unavailable or too slow right now" (503, retry) as opposed to
 // a bug or a rule the request broke (constraint violations stay what they are). Each entry was
 // provoked for real through test/kit/fault-proxy.ts with Prisma 6.19 driver adapters, pg 8 and
@@ -64,9 +62,7 @@ function isUnavailable(error: ErrorLike): boolean {
   return code === undefined && error instanceof Error && UNAVAILABLE_PG_MESSAGES.has(error.message)
 }
 
-/** A database fault the client may retry: SERVICE_UNAVAILABLE (503 with Retry-After). Null otherwise. */
-export function databaseFault(error: unknown): AppError | null {
-  if (typeof error !== 'object' || error === null) return null
-  if (!isUnavailable(error as ErrorLike)) return null
-  return new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly')
+/** A database fault the client may retry (SERVICE_UNAVAILABLE, 503 with Retry-After), as opposed to a bug or a broken rule. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && isUnavailable(error as ErrorLike)
 }

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { Logger } from 'pino'
 
-/** Sent by the primary to the one worker that runs the cron loop (src/worker.ts). */
+/** Sent by the primary to the one worker that runs the cron loop (src/process/worker.ts). */
 export const RUN_WORKER_LOOP = 'gateway:run-worker-loop'
 
 /** More unexpected worker deaths than this within RESTART_WINDOW_MS: the primary gives up (exit 1). */
@@ -20,7 +20,7 @@ export interface PrimaryOptions {
 }
 
 /**
- * The primary of `WEB_CONCURRENCY` > 1: forks the HTTP workers (src/server.ts in each), hands the
+ * The primary of `WEB_CONCURRENCY` > 1: forks the HTTP workers (src/process/server.ts in each), hands the
  * cron loop to exactly one of them, restarts a worker that dies unexpectedly (at most MAX_RESTARTS
  * per minute) and on SIGTERM/SIGINT drains them all. The first worker starts alone: if it cannot
  * (port taken, database gone), its one-line error is the only one and the primary exits 1. The
@@ -86,7 +86,7 @@ export function runPrimary({ workers, graceMs, workerLoop, logger, exit }: Prima
     exit(failed ? 1 : exitCode)
   }
 
-  /** Every worker drains (its own SIGTERM handler, src/server.ts); exit once all are gone. */
+  /** Every worker drains (its own SIGTERM handler, src/process/server.ts); exit once all are gone. */
   function stop(reason: string, code: number) {
     if (stopping) return
     stopping = true

@@ -1,8 +1,8 @@
-import { builder } from './builder.js'
-import { AppError } from '../errors.js'
-import type { Context } from './context.js'
-import type { Airing, Catchup, Episode, Program, Video, WeeklySlot } from '../generated/sqlite/client.js'
-import type { AiringRow, ChannelRow } from '../channel/types.js'
+import { builder } from '../builder.js'
+import { AppError } from '../../core/errors.js'
+import type { Context } from '../context.js'
+import type { Airing, Catchup, Episode, Program, Video, WeeklySlot } from '../../generated/sqlite/client.js'
+import type { AiringRow, ChannelRow } from '../../channel/types.js'
 import {
   airingEnd,
   airingState,
@@ -15,10 +15,10 @@ import {
   type CurrentVideo,
   type NowPlaying,
   type OnAir,
-} from '../channel/rules.js'
-import { channelSelect, findChannel, findProgram, guideAirings, nextAiring, parseTimeParam, streamChannels, upcomingAirings } from '../channel/queries.js'
-import { DAY_NAMES, localHourMinute } from '../channel/zoned-time.js'
-import { localId } from './node-id.js'
+} from '../../channel/rules.js'
+import { channelSelect, findChannel, findProgram, guideAirings, nextAiring, parseTimeParam, streamChannels, upcomingAirings } from '../../channel/queries.js'
+import { DAY_NAMES, localHourMinute } from '../../channel/zoned-time.js'
+import { localId } from '../node-id.js'
 
 const now = (ctx: Context) => ctx.deps.clock.now()
 const nullWhenNotFound = (error: unknown) => {

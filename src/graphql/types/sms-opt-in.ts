@@ -1,6 +1,6 @@
-import { builder } from './builder.js'
+import { builder } from '../builder.js'
 import { Group } from './messaging-groups.js'
-import { handleInboundSms } from '../subscriptions/handle-inbound-sms.js'
+import { handleInboundSms } from '../../sms-opt-in/handle-inbound-sms.js'
 
 const SubscriptionEventKind = builder.enumType('SubscriptionEventKind', {
   description: 'Which way a subscription event went.',

@@ -11,7 +11,7 @@ export function createLogger(level: string) {
       // Never log credentials, whatever a caller passes.
       redact: { paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', 'secret'], censor: '[redacted]' },
     },
-    // Asynchronous writes: a request never waits for stdout. Flushed on shutdown (src/server.ts).
+    // Asynchronous writes: a request never waits for stdout. Flushed on shutdown (src/process/server.ts).
     pino.destination({ dest: 1, sync: false }),
   )
   ownLoggers.add(logger)
@@ -21,7 +21,7 @@ export function createLogger(level: string) {
 export type ReplayLog = (requestId: string, method: string, path: string, status: number, ms: number) => void
 
 /**
- * The access line of a microcache replay (src/http-listener.ts): `{ requestId, method, path,
+ * The access line of a microcache replay (src/process/http-listener.ts): `{ requestId, method, path,
  * status, ms, cached: true }` at info, 'request'. For a logger made by createLogger it is written
  * to the same destination in pino's exact format, without pino's generic serialisation (a fifth
  * of a replay's CPU, bench/now-playing.ts); the level is read once. requestId holds only

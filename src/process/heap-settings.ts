@@ -1,4 +1,4 @@
-// V8 settings the service applies to its own process; src/server.ts imports this module first.
+// V8 settings the service applies to its own process; src/process/server.ts imports this module first.
 import v8 from 'node:v8'
 
 /**

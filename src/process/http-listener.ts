@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import { createServerAdapter } from '@whatwg-node/server'
-import type { App } from './app.js'
-import { systemClock } from './clock.js'
-import type { Deps } from './deps.js'
-import type { Env } from './env.js'
-import type { Metrics } from './metrics/create-metrics.js'
-import { rawHeader } from './microcache.js'
-import { replayLog } from './logger.js'
+import type { App } from '../app.js'
+import { systemClock } from '../core/clock.js'
+import type { Deps } from '../deps.js'
+import type { Env } from '../core/env.js'
+import type { Metrics } from '../metrics/create-metrics.js'
+import { rawHeader } from '../http/microcache.js'
+import { replayLog } from '../core/logger.js'
 
 /** What app.fetch accepts from a client as its request id (src/app.ts). */
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/

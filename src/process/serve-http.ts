@@ -2,20 +2,20 @@ import cluster from 'node:cluster'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Logger } from 'pino'
-import type { Env } from './env.js'
-import { databaseTimeouts, openDatabase } from './db/client.js'
-import { createApp } from './app.js'
-import { createDeps } from './deps.js'
+import type { Env } from '../core/env.js'
+import { databaseTimeouts, openDatabase } from '../db/client.js'
+import { createApp } from '../app.js'
+import { createDeps } from '../deps.js'
 import { startWorker } from './worker.js'
-import { createDatabaseBreaker } from './db/breaker.js'
+import { createDatabaseBreaker } from '../db/breaker.js'
 import { createDrain, createListener, serverOptions } from './http-listener.js'
-import { createMetrics } from './metrics/create-metrics.js'
+import { createMetrics } from '../metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
 import { RUN_WORKER_LOOP } from './cluster.js'
 
 /**
  * One HTTP process: the whole service when WEB_CONCURRENCY is 1, or one worker of the cluster
- * (src/cluster.ts). Migrations have run already (src/server.ts). In a cluster the cron loop starts
+ * (src/process/cluster.ts). Migrations have run already (src/process/server.ts). In a cluster the cron loop starts
  * only when the primary says so, in one worker; responses carry `X-Worker: <cluster worker id>`.
  */
 export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: unknown, line: string | null) => never) {

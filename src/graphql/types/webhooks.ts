@@ -1,8 +1,8 @@
-import { builder } from './builder.js'
+import { builder } from '../builder.js'
 import { DeletedPayload } from './common.js'
-import { prismaConnection } from './connections.js'
-import { newestFirst } from './keyset.js'
-import { redeliver, removeWebhook, rotateWebhookSecret, setWebhook } from '../webhooks/endpoints.js'
+import { prismaConnection } from '../connections.js'
+import { newestFirst } from '../keyset.js'
+import { redeliver, removeWebhook, rotateWebhookSecret, setWebhook } from '../../webhooks/endpoints.js'
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
   description: 'Where a webhook delivery stands.',

@@ -35,7 +35,7 @@ interface Entry extends CachedResponse {
  */
 export class Microcache {
   private readonly entries = new Map<string, Entry>()
-  /** Name-value pairs every replay carries as well (X-Worker in a cluster, src/http-listener.ts). */
+  /** Name-value pairs every replay carries as well (X-Worker in a cluster, src/process/http-listener.ts). */
   private extra: string[] = []
 
   constructor(private readonly ttlMs: number) {}

@@ -1,7 +1,7 @@
 import type { ArgBuilder } from '@pothos/core'
 import { GraphQLError, Kind } from 'graphql'
-import { builder, type BuilderTypes } from './builder.js'
-import type { PageInfo } from '../messaging/paging.js'
+import { builder, type BuilderTypes } from '../builder.js'
+import type { PageInfo } from '../../messaging/paging.js'
 
 builder.queryType({
   description:

@@ -1,10 +1,10 @@
 import cron from 'node-cron'
 import { hostname } from 'node:os'
-import type { Deps } from './deps.js'
-import { applyDueCarrierEvents } from './sms/carrier-events.js'
-import { sweepSubmissions } from './sms/submit-sms.js'
-import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from './webhooks/dispatcher.js'
-import { purgeExpiredIdempotencyRecords } from './idempotency/purge-expired.js'
+import type { Deps } from '../deps.js'
+import { applyDueCarrierEvents } from '../sms/carrier-events.js'
+import { sweepSubmissions } from '../sms/submit-sms.js'
+import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from '../webhooks/dispatcher.js'
+import { purgeExpiredIdempotencyRecords } from '../idempotency/purge-expired.js'
 
 /**
  * One pass of background work: SMS submissions left over (crash, gateway outage, deadline), then

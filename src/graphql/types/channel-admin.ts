@@ -1,11 +1,11 @@
 // Channel management: authenticated by an operator key (an API key of the account that operates the channel).
-import { builder } from './builder.js'
-import { localId } from './node-id.js'
+import { builder } from '../builder.js'
+import { localId } from '../node-id.js'
 import { ChannelRef } from './channel.js'
-import { importChannel } from '../channel/import-channel.js'
-import { cancelAiring, endEpisodeFeed, endLiveBroadcast, startEpisodeFeed, startLiveBroadcast } from '../channel/operate.js'
-import { findChannel } from '../channel/queries.js'
-import { publishAiringChanged, publishChannelChanged } from '../live/channel-events.js'
+import { importChannel } from '../../channel/import-channel.js'
+import { cancelAiring, endEpisodeFeed, endLiveBroadcast, startEpisodeFeed, startLiveBroadcast } from '../../channel/operate.js'
+import { findChannel } from '../../channel/queries.js'
+import { publishAiringChanged, publishChannelChanged } from '../../live/channel-events.js'
 
 /** Publishes channel.changed for now playing subscribers once the change is done, then answers it. */
 const announced = async <T extends { channelId: string }>(ctx: { deps: Parameters<typeof publishChannelChanged>[0] }, done: T) => {

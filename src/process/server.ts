@@ -1,8 +1,8 @@
 import './heap-settings.js'
 import cluster from 'node:cluster'
-import { loadEnvOrExit } from './env.js'
-import { createLogger } from './logger.js'
-import { applyMigrations } from './db/migrate.js'
+import { loadEnvOrExit } from '../core/env.js'
+import { createLogger } from '../core/logger.js'
+import { applyMigrations } from '../db/migrate.js'
 import { describeStartupError } from './startup-errors.js'
 
 const env = loadEnvOrExit()
@@ -21,7 +21,7 @@ if (cluster.isPrimary) {
 }
 
 if (env.WEB_CONCURRENCY > 1 && cluster.isPrimary) {
-  // The primary only forks and supervises: no database, no app (src/cluster.ts).
+  // The primary only forks and supervises: no database, no app (src/process/cluster.ts).
   const { runPrimary } = await import('./cluster.js')
   runPrimary({
     workers: env.WEB_CONCURRENCY,

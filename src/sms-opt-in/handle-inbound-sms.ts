@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { validationError } from '../errors.js'
+import { validationError } from '../core/errors.js'
 import { normalizeMobile, simKey } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { sendSms } from '../sms/send-sms.js'
