@@ -12,7 +12,8 @@ module.exports = {
     {
       name: 'domains-not-process',
       severity: 'error',
-      comment: 'Domain code (and the app that composes it) runs in any host: tests, the CLI, the worker. It never imports the process shell.',
+      comment:
+        'Domain code (and the app that composes it) runs in any host: tests, the CLI, the worker. It never imports the process shell.',
       from: { path: '^(src|rest-compat)/', pathNot: '^src/process/' },
       to: { path: '^src/process/' },
     },
@@ -42,6 +43,10 @@ module.exports = {
     exclude: { path: ['^src/generated/', '^dist/'] },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.json'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.mjs', '.json'],
+    },
   },
 }

@@ -41,7 +41,12 @@ async function openRaw(): Promise<RawDb> {
           await client.query('BEGIN')
           await work(async (sql, params) => {
             let n = 0
-            return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows
+            return (
+              await client.query(
+                sql.replace(/\?/g, () => `$${++n}`),
+                params,
+              )
+            ).rows
           })
           await client.query('COMMIT')
         } catch (error) {
@@ -94,7 +99,8 @@ async function handWrittenServer(raw: RawDb, accountId: string): Promise<{ serve
     const groupId = req.url!.split('/')[4]!
     const { contacts } = (await readJson(req)) as { contacts: { mobile: string; first_name: string; family_name?: string }[] }
     const rows = new Map<string, { firstName: string; familyName: string }>()
-    for (const c of contacts) rows.set(normalizeMobile(c.mobile, 'KE')!, { firstName: c.first_name.trim(), familyName: (c.family_name ?? '').trim() })
+    for (const c of contacts)
+      rows.set(normalizeMobile(c.mobile, 'KE')!, { firstName: c.first_name.trim(), familyName: (c.family_name ?? '').trim() })
     const all = [...rows]
     let created = 0
     await raw.transaction(async (run) => {
@@ -105,7 +111,18 @@ async function handWrittenServer(raw: RawDb, accountId: string): Promise<{ serve
         const values = chunk.map(([mobile, c]) => {
           const id = randomUUID()
           const search = searchKey([c.firstName, c.familyName, mobile].filter(Boolean).join('\n'))
-          params.push(id, accountId, mobile, c.firstName, c.familyName, c.firstName.toLowerCase(), c.familyName.toLowerCase(), search, now, now)
+          params.push(
+            id,
+            accountId,
+            mobile,
+            c.firstName,
+            c.familyName,
+            c.firstName.toLowerCase(),
+            c.familyName.toLowerCase(),
+            search,
+            now,
+            now,
+          )
           return '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
         })
         const ids = await run(
@@ -131,7 +148,11 @@ async function handWrittenServer(raw: RawDb, accountId: string): Promise<{ serve
 }
 
 const people = (from: number, n: number, name: string) =>
-  Array.from({ length: n }, (_, i) => ({ mobile: `+2547${String(10_000_000 + from + i)}`, first_name: `${name}${i}`, family_name: 'Bench' }))
+  Array.from({ length: n }, (_, i) => ({
+    mobile: `+2547${String(10_000_000 + from + i)}`,
+    first_name: `${name}${i}`,
+    family_name: 'Bench',
+  }))
 
 /** Wall time, and this process's CPU time (app, hand-written server and SQLite all run in it). */
 async function post(base: string, key: string, groupId: string, contacts: unknown[]) {
@@ -180,7 +201,9 @@ for (let run = 0; run < RUNS; run++) {
 results.push({ name: '10,000 existing contacts', app: existing[0]!, hand: existing[1]!, target: 3 })
 results.push({ name: '1,000 new contacts', app: fresh[0]!, hand: fresh[1]!, target: 2 })
 
-const load = loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(' ')
 console.log(`add-contacts on ${deps.dbKind}, median of ${RUNS} runs; load average ${load}`)
 // On SQLite the CPU time of this process is all the work, and moves less with the load than wall time.
 console.log('| request | app ms | hand-written ms | ratio | target | app CPU ms | hand-written CPU ms | CPU ratio |')
@@ -190,7 +213,9 @@ for (const r of results) {
   const [appCpu, handCpu] = [median(r.app.map((t) => t.cpuMs)), median(r.hand.map((t) => t.cpuMs))]
   const ratio = app / hand
   const verdict = `<= ${r.target}x ${ratio <= r.target ? 'met' : 'MISSED'}`
-  console.log(`| ${r.name} | ${app.toFixed(0)} | ${hand.toFixed(0)} | ${ratio.toFixed(2)}x | ${verdict} | ${appCpu.toFixed(0)} | ${handCpu.toFixed(0)} | ${(appCpu / handCpu).toFixed(2)}x |`)
+  console.log(
+    `| ${r.name} | ${app.toFixed(0)} | ${hand.toFixed(0)} | ${ratio.toFixed(2)}x | ${verdict} | ${appCpu.toFixed(0)} | ${handCpu.toFixed(0)} | ${(appCpu / handCpu).toFixed(2)}x |`,
+  )
 }
 
 await new Promise((resolve) => handServer.server.close(resolve))

@@ -12,8 +12,42 @@ import { listContacts } from '../src/messaging/contact-list.js'
 import { pageRequest } from '../src/messaging/paging.js'
 
 const TOTAL = 100_000
-const FIRST = ['Wanjiru', 'Otieno', 'Achieng', 'Kamau', 'Njeri', 'Mwangi', 'Akinyi', 'Kiprop', 'Chebet', 'Omondi', 'Nafula', 'Wekesa', 'Atieno', 'Kariuki', 'Muthoni', 'Odhiambo']
-const FAMILY = ['Kimani', 'Ochieng', 'Mutua', 'Njoroge', 'Onyango', 'Kiplagat', 'Wambui', 'Barasa', 'Korir', 'Nyambura', 'Ruto', 'Maina', 'Owino', 'Jepchirchir', 'Waweru', 'Gitau']
+const FIRST = [
+  'Wanjiru',
+  'Otieno',
+  'Achieng',
+  'Kamau',
+  'Njeri',
+  'Mwangi',
+  'Akinyi',
+  'Kiprop',
+  'Chebet',
+  'Omondi',
+  'Nafula',
+  'Wekesa',
+  'Atieno',
+  'Kariuki',
+  'Muthoni',
+  'Odhiambo',
+]
+const FAMILY = [
+  'Kimani',
+  'Ochieng',
+  'Mutua',
+  'Njoroge',
+  'Onyango',
+  'Kiplagat',
+  'Wambui',
+  'Barasa',
+  'Korir',
+  'Nyambura',
+  'Ruto',
+  'Maina',
+  'Owino',
+  'Jepchirchir',
+  'Waweru',
+  'Gitau',
+]
 const ORGS = ['Acme Ltd', 'Safari Co', 'Jua Kali Works', 'Rift Valley Tea', 'Lake Basin Fish', null]
 
 const bench = await startBench()
@@ -36,7 +70,16 @@ for (let offset = 0; offset < TOTAL; offset += 1000) {
     const organization = pick(ORGS)
     const mobile = `+2547${String(10_000_000 + n)}`
     const email = n % 3 === 0 ? `${firstName.toLowerCase().replace(' ', '.')}.${n}@example.com` : null
-    return { id: randomUUID(), accountId: account.id, mobile, firstName, familyName, organization, email, ...contactKeys({ firstName, familyName, mobile, email, organization }) }
+    return {
+      id: randomUUID(),
+      accountId: account.id,
+      mobile,
+      firstName,
+      familyName,
+      organization,
+      email,
+      ...contactKeys({ firstName, familyName, mobile, email, organization }),
+    }
   })
   await deps.db.contact.createMany({ data })
 }
@@ -94,6 +137,10 @@ console.log(`\n${deps.dbKind}, ${TOTAL.toLocaleString('en')} contacts in one acc
 console.log('| request | REST median ms | REST p90 ms | list statement median ms | total |')
 console.log('|---|---:|---:|---:|---:|')
 for (const r of rows) console.log(`| ${r.name} | ${r.median.toFixed(1)} | ${r.p90.toFixed(1)} | ${r.statement.toFixed(1)} | ${r.total} |`)
-console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `load average: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 console.log('targets: search <= 25 ms (both databases), page 1 <= 8 ms, last page on PostgreSQL <= 30 ms')
 await bench.close()

@@ -47,7 +47,8 @@ async function seed(url: string) {
   const { group } = await createGroup(deps, account.id, { name: 'Every tenth' })
   await seedContacts(url, account.id, 20_000_000, COUNT)
   // Every tenth contact (by mobile) in the group: 10,000 members spread over the whole order.
-  await database.prisma.$executeRaw`INSERT INTO "Membership" ("groupId", "contactId") SELECT ${group.id}, "id" FROM "Contact" WHERE "accountId" = ${account.id} AND "mobile" LIKE '%0'`
+  await database.prisma
+    .$executeRaw`INSERT INTO "Membership" ("groupId", "contactId") SELECT ${group.id}, "id" FROM "Contact" WHERE "accountId" = ${account.id} AND "mobile" LIKE '%0'`
   if (database.kind === 'postgresql') await database.prisma.$executeRawUnsafe('ANALYZE "Membership"')
   await database.close()
   return { apiKey, groupId: group.id }
@@ -58,7 +59,14 @@ async function measure(db: string, url: string, apiKey: string, groupId: string)
     `service (${db})`,
     (port) => ({
       args: ['--import', 'tsx', 'src/process/server.ts'],
-      env: { DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
+      env: {
+        DATABASE_URL: url,
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_PER_SECOND: '0',
+        RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
+        WORKER_ENABLED: 'false',
+      },
     }),
     root,
   )
@@ -84,7 +92,14 @@ async function measure(db: string, url: string, apiKey: string, groupId: string)
         }
       }
       times.sort((a, b) => a - b)
-      rows.push({ db, request: c.request, median: times[times.length >> 1]!, p90: times[Math.floor(times.length * 0.9)]!, total: c.total, load: os.loadavg()[0]!.toFixed(2) })
+      rows.push({
+        db,
+        request: c.request,
+        median: times[times.length >> 1]!,
+        p90: times[Math.floor(times.length * 0.9)]!,
+        total: c.total,
+        load: os.loadavg()[0]!.toFixed(2),
+      })
     }
   } finally {
     await service.stop()

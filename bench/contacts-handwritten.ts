@@ -83,7 +83,16 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
   const perPage = 25
   const [rows, total] = await Promise.all([queries.page(String(key.id), perPage, (page - 1) * perPage), queries.count(String(key.id))])
   send(200, {
-    data: rows.map((c) => ({ uuid: c.id, first_name: c.firstName, family_name: c.familyName, other_names: c.otherNames, mobile: c.mobile, email: c.email, organization: c.organization, gender: c.gender })),
+    data: rows.map((c) => ({
+      uuid: c.id,
+      first_name: c.firstName,
+      family_name: c.familyName,
+      other_names: c.otherNames,
+      mobile: c.mobile,
+      email: c.email,
+      organization: c.organization,
+      gender: c.gender,
+    })),
     meta: { search: '', total, skipped: (page - 1) * perPage, perPage, page, pageCount: Math.ceil(total / perPage) },
   })
 }
@@ -92,7 +101,9 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
 const handUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
 // Both answer the same document.
-const [ours, theirs] = await Promise.all([baseUrl, handUrl].map((u) => fetch(`${u}/api/contacts?page=7`, { headers: auth }).then((r) => r.json())))
+const [ours, theirs] = await Promise.all(
+  [baseUrl, handUrl].map((u) => fetch(`${u}/api/contacts?page=7`, { headers: auth }).then((r) => r.json())),
+)
 if (JSON.stringify(ours) !== JSON.stringify(theirs)) throw new Error(`answers differ:\n${JSON.stringify(ours)}\n${JSON.stringify(theirs)}`)
 
 const rows: Awaited<ReturnType<typeof load>>[] = []
@@ -104,8 +115,14 @@ for (let round = 1; round <= 2; round++) {
 }
 printTable(rows)
 const sum = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix)).reduce((a, r) => a + r.requestsPerSecond, 0)
-console.log(`${deps.dbKind}: service / hand-written throughput ${(sum('service') / sum('hand-written')).toFixed(2)}x (target: at least 0.5x)`)
-console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `${deps.dbKind}: service / hand-written throughput ${(sum('service') / sum('hand-written')).toFixed(2)}x (target: at least 0.5x)`,
+)
+console.log(
+  `load average: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 await new Promise((resolve) => server.close(resolve))
 await queries.close()
 await bench.close()

@@ -26,7 +26,13 @@ const query = `query { contacts(page: 7, perPage: 25) { nodes { id: uuid firstNa
 const rows: Awaited<ReturnType<typeof load>>[] = []
 // Warm both paths, then measure them alternately so neither gets a warmer machine.
 await load('warm-up', { url: `${baseUrl}/api/contacts?page=7`, headers: auth, duration: 3 })
-await load('warm-up', { url: `${baseUrl}/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query }), duration: 3 })
+await load('warm-up', {
+  url: `${baseUrl}/graphql`,
+  method: 'POST',
+  headers: { ...auth, 'content-type': 'application/json' },
+  body: JSON.stringify({ query }),
+  duration: 3,
+})
 for (let round = 1; round <= 2; round++) {
   rows.push(await load(`REST GET /api/contacts?page=7 (round ${round})`, { url: `${baseUrl}/api/contacts?page=7`, headers: auth }))
   rows.push(
@@ -44,7 +50,11 @@ const gql = rows.filter((r) => r.name.startsWith('GraphQL')).reduce((a, r) => a 
 console.log(`REST / GraphQL throughput: ${((rest / gql) * 100).toFixed(1)}% (target: at least 85%)`)
 
 const { group } = await createGroup(deps, account.id, { name: 'Bulk' })
-const bulk = Array.from({ length: 5000 }, (_, i) => ({ first_name: `Bulk${i}`, family_name: 'New', mobile: `+2547${String(30_000_000 + i)}` }))
+const bulk = Array.from({ length: 5000 }, (_, i) => ({
+  first_name: `Bulk${i}`,
+  family_name: 'New',
+  mobile: `+2547${String(30_000_000 + i)}`,
+}))
 const started = performance.now()
 const res = await fetch(`${baseUrl}/api/contact/group/${group.id}/add-contacts`, {
   method: 'POST',

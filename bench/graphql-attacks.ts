@@ -19,11 +19,22 @@ const bench = await startBench()
 const { deps } = bench
 const { account, apiKey } = await createAccount(deps, { name: 'Bench' })
 const groups = [await createGroup(deps, account.id, { name: 'Alpha' }), await createGroup(deps, account.id, { name: 'Beta' })]
-const inputs = Array.from({ length: 200 }, (_, i) => ({ mobile: `+2547${String(10_000_000 + i)}`, firstName: `Name${String(i).padStart(4, '0')}` }))
+const inputs = Array.from({ length: 200 }, (_, i) => ({
+  mobile: `+2547${String(10_000_000 + i)}`,
+  firstName: `Name${String(i).padStart(4, '0')}`,
+}))
 for (const { group } of groups) await upsertContacts(deps, account.id, parseContacts(inputs, 'KE'), group.id)
 
 const server = spawn(process.execPath, ['--import', 'tsx', 'src/process/server.ts'], {
-  env: { ...process.env, DATABASE_URL: deps.env.DATABASE_URL, PORT: '0', LOG_LEVEL: 'info', WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0' },
+  env: {
+    ...process.env,
+    DATABASE_URL: deps.env.DATABASE_URL,
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    WORKER_ENABLED: 'false',
+    RATE_LIMIT_PER_SECOND: '0',
+    RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
+  },
   stdio: ['ignore', 'pipe', 'inherit'],
 })
 let out = ''
@@ -41,7 +52,8 @@ interface Attack {
   status: number
 }
 const q = (query: string) => Buffer.from(JSON.stringify({ query }))
-const nested = '{ contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { id } } } } } } } } }'
+const nested =
+  '{ contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { id } } } } } } } } }'
 const attacks: Attack[] = [
   { name: 'argument x16,000 (160 KB)', body: q(`{ contacts(${'perPage:1 '.repeat(16_000)}) { nodes { id } } }`), status: 400 },
   { name: 'argument x100,000 (1 MB)', body: q(`{ contacts(${'perPage:1 '.repeat(100_000)}) { nodes { id } } }`), status: 400 },
@@ -49,9 +61,21 @@ const attacks: Attack[] = [
   { name: '3,000 levels of nesting', body: q(`{ contacts ${'{nodes'.repeat(3000)}${'}'.repeat(3001)}`), status: 400 },
   { name: 'nested pages of 100, no key', body: q(nested), status: 400 },
   { name: 'nested pages of 100, with key', body: q(nested), key: true, status: 400 },
-  { name: 'alias bomb (200 pages of 100)', body: q(`{ ${Array.from({ length: 200 }, (_, i) => `a${i}: contacts(perPage: 100) { nodes { id } }`).join(' ')} }`), key: true, status: 400 },
+  {
+    name: 'alias bomb (200 pages of 100)',
+    body: q(`{ ${Array.from({ length: 200 }, (_, i) => `a${i}: contacts(perPage: 100) { nodes { id } }`).join(' ')} }`),
+    key: true,
+    status: 400,
+  },
   { name: 'field repeated 1,000 times', body: q(`{ contacts(perPage: 100) { nodes { ${'id '.repeat(1000)}} } }`), key: true, status: 400 },
-  { name: 'fragment fan-out 2^30', body: q(`query { ...F0 } ${Array.from({ length: 30 }, (_, i) => `fragment F${i} on Query { ${i < 29 ? `...F${i + 1} ... on Query { ...F${i + 1} }` : 'contacts(perPage: 100) { nodes { id } }'} }`).join(' ')}`), key: true, status: 400 },
+  {
+    name: 'fragment fan-out 2^30',
+    body: q(
+      `query { ...F0 } ${Array.from({ length: 30 }, (_, i) => `fragment F${i} on Query { ${i < 29 ? `...F${i + 1} ... on Query { ...F${i + 1} }` : 'contacts(perPage: 100) { nodes { id } }'} }`).join(' ')}`,
+    ),
+    key: true,
+    status: 400,
+  },
   { name: '6 MiB body with Content-Length', body: Buffer.alloc(6 * 1024 * 1024, 'a'), status: 413 },
   { name: '6 MiB body, chunked', body: Buffer.alloc(6 * 1024 * 1024, 'a'), chunked: true, status: 413 },
   { name: 'GET with a 30 KB query string', method: 'GET', path: `/graphql?query=${'x'.repeat(30_000)}`, status: 431 },
@@ -78,11 +102,20 @@ const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 const rss = () => Number(readFileSync(`/proc/${server.pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)![1]) * 1024
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)
 
-const legit: Attack = { name: 'legitimate: 100 contacts with groups', body: q('{ contacts(perPage: 100) { nodes { id mobile firstName groups { id name } } pageInfo { total } } }'), key: true, status: 200 }
+const legit: Attack = {
+  name: 'legitimate: 100 contacts with groups',
+  body: q('{ contacts(perPage: 100) { nodes { id mobile firstName groups { id name } } pageInfo { total } } }'),
+  key: true,
+  status: 200,
+}
 for (let i = 0; i < 5; i++) await send(legit)
 const rssBefore = rss()
 
-console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `load average before: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 console.log(`| request | status | median ms | max ms (of ${N}) |`)
 console.log('|---|---:|---:|---:|')
 for (const a of [...attacks, legit]) {
@@ -106,7 +139,10 @@ async function probeHealth(ms: number) {
   }
   return latencies
 }
-const line = (name: string, l: number[]) => console.log(`| ${name} | ${l.length} | ${percentile(l, 50).toFixed(1)} | ${percentile(l, 99).toFixed(1)} | ${Math.max(...l).toFixed(1)} |`)
+const line = (name: string, l: number[]) =>
+  console.log(
+    `| ${name} | ${l.length} | ${percentile(l, 50).toFixed(1)} | ${percentile(l, 99).toFixed(1)} | ${Math.max(...l).toFixed(1)} |`,
+  )
 
 console.log('\n| /healthz | probes | p50 ms | p99 ms | max ms |')
 console.log('|---|---:|---:|---:|---:|')
@@ -124,8 +160,14 @@ stop = true
 await Promise.all(clients)
 const rssPeak = rss()
 await new Promise((r) => setTimeout(r, 5_000))
-console.log(`\nattacks sent during the probe: ${sent}; server RSS ${mib(rssBefore)} MiB before, ${mib(rssPeak)} MiB at the end of the attacks, ${mib(rss())} MiB 5 s later`)
-console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `\nattacks sent during the probe: ${sent}; server RSS ${mib(rssBefore)} MiB before, ${mib(rssPeak)} MiB at the end of the attacks, ${mib(rss())} MiB 5 s later`,
+)
+console.log(
+  `load average after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 
 server.kill('SIGTERM')
 await new Promise((r) => server.once('exit', r))

@@ -15,7 +15,13 @@ const bench = await startBench({ PUBLIC_BASE_URL: 'https://tv.example.com' })
 function channel(slug: string, programs: number, episodes: number, airings: number, minutes: number) {
   let at = Date.now() - 3_600_000
   return {
-    channel: { slug, name: `Dense ${slug}`, timezone: 'America/New_York', show_banner_url: `https://cdn.example.com/${slug}.png`, stream_url: `https://cdn.example.com/${slug}.m3u8` },
+    channel: {
+      slug,
+      name: `Dense ${slug}`,
+      timezone: 'America/New_York',
+      show_banner_url: `https://cdn.example.com/${slug}.png`,
+      stream_url: `https://cdn.example.com/${slug}.m3u8`,
+    },
     programs: Array.from({ length: programs }, (_, p) => ({
       slug: `${slug}-${p}`,
       name: `Program ${p}`,
@@ -83,6 +89,12 @@ stop = true
 await Promise.all(clients)
 health.sort((a, b) => a - b)
 const at = (q: number) => health[Math.min(health.length - 1, Math.floor(q * health.length))]!.toFixed(1)
-console.log(`8 guide clients, random query strings, ${SECONDS} s: ${guides} guide answers; /healthz median ${at(0.5)} ms, p99 ${at(0.99)} ms (${health.length} samples)`)
-console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `8 guide clients, random query strings, ${SECONDS} s: ${guides} guide answers; /healthz median ${at(0.5)} ms, p99 ${at(0.99)} ms (${health.length} samples)`,
+)
+console.log(
+  `load average: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 await bench.close()

@@ -11,7 +11,12 @@ const bench = await startBench()
 const { deps, baseUrl } = bench
 const { apiKey } = await createAccount(deps, { name: 'Bench' })
 const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
-const options = { url: `${baseUrl}/api/contact/group/create`, method: 'POST' as const, body: JSON.stringify({ name: 'Customers' }), duration: 5 }
+const options = {
+  url: `${baseUrl}/api/contact/group/create`,
+  method: 'POST' as const,
+  body: JSON.stringify({ name: 'Customers' }),
+  duration: 5,
+}
 
 await load('warm-up', { ...options, headers, duration: 2 })
 const rows: Awaited<ReturnType<typeof load>>[] = []
@@ -29,5 +34,9 @@ for (let round = 1; round <= 2; round++) {
 }
 printTable(rows)
 const records = await deps.db.idempotencyRecord.count()
-console.log(`${records} records kept (${deps.dbKind}); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `${records} records kept (${deps.dbKind}); load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 await bench.close()

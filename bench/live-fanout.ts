@@ -7,7 +7,11 @@ import { startBench } from './harness.js'
 import { createAccount } from '../src/accounts/create-account.js'
 
 const subscribers = Number(process.env.SUBSCRIBERS ?? 200)
-const bench = await startBench({ SUBSCRIPTIONS_PER_IP: String(subscribers + 10), SUBSCRIPTIONS_PER_KEY: String(subscribers + 10), RATE_LIMIT_ANONYMOUS_PER_SECOND: '0' })
+const bench = await startBench({
+  SUBSCRIPTIONS_PER_IP: String(subscribers + 10),
+  SUBSCRIPTIONS_PER_KEY: String(subscribers + 10),
+  RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
+})
 const { apiKey } = await createAccount(bench.deps, { name: 'Bench' })
 const gql = async (query: string, variables: Record<string, unknown>) => {
   const response = await fetch(`${bench.baseUrl}/graphql`, {
@@ -18,7 +22,9 @@ const gql = async (query: string, variables: Record<string, unknown>) => {
   const body = (await response.json()) as { errors?: unknown }
   if (body.errors) throw new Error(JSON.stringify(body.errors))
 }
-await gql(`mutation($d: String!) { importChannel(document: $d) { id } }`, { d: JSON.stringify({ channel: { slug: 'bench-live', name: 'Bench', timezone: 'UTC' } }) })
+await gql(`mutation($d: String!) { importChannel(document: $d) { id } }`, {
+  d: JSON.stringify({ channel: { slug: 'bench-live', name: 'Bench', timezone: 'UTC' } }),
+})
 
 const query = encodeURIComponent('subscription { nowPlaying(channel: "bench-live") { isLive currentVideo { name } } }')
 const streams = await Promise.all(
@@ -35,12 +41,14 @@ const streams = await Promise.all(
         if (done) return
         text += decoder.decode(value, { stream: true })
         const count = text.split('event: next').length - 1
-        for (const w of waits.splice(0)) (count >= w.count ? w.resolve(performance.now()) : waits.push(w))
+        for (const w of waits.splice(0)) count >= w.count ? w.resolve(performance.now()) : waits.push(w)
       }
     })()
     return {
       nth: (count: number) =>
-        new Promise<number>((resolve) => (text.split('event: next').length - 1 >= count ? resolve(performance.now()) : waits.push({ count, resolve }))),
+        new Promise<number>((resolve) =>
+          text.split('event: next').length - 1 >= count ? resolve(performance.now()) : waits.push({ count, resolve }),
+        ),
       close: () => reader.cancel().catch(() => undefined),
     }
   }),
@@ -52,7 +60,11 @@ const latencies = (await Promise.all(streams.map((s) => s.nth(2)))).map((at) => 
 const pick = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(1)
 console.log(`| subscribers | p50 ms | p99 ms | max ms | load average |`)
 console.log(`|---:|---:|---:|---:|---|`)
-console.log(`| ${subscribers} | ${pick(0.5)} | ${pick(0.99)} | ${latencies.at(-1)!.toFixed(1)} | ${loadavg().map((l) => l.toFixed(2)).join(' ')} |`)
+console.log(
+  `| ${subscribers} | ${pick(0.5)} | ${pick(0.99)} | ${latencies.at(-1)!.toFixed(1)} | ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} |`,
+)
 await Promise.all(streams.map((s) => s.close()))
 await bench.close()
 process.exit(0)

@@ -21,7 +21,11 @@ import { fakeContact, seedContacts } from './peers/seed.js'
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 5)
 const root = fileURLToPath(new URL('..', import.meta.url))
 const QUERY = `query { contacts(page: 7, perPage: 25) { nodes { id firstName familyName otherNames mobile email organization gender } pageInfo { search total skipped perPage page pageCount } } }`
-const loadText = () => os.loadavg().map((l) => l.toFixed(2)).join(' / ')
+const loadText = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')
 
 const dir = mkdtempSync(join(os.tmpdir(), 'gateway-memory-'))
 const pgBase = process.env.BENCH_DATABASE_URL
@@ -35,7 +39,9 @@ if (pgBase) {
 
 function report(service: Child, step: string, extra = '') {
   const { peakMiB, rssMiB } = service.memory()
-  console.log(`${step.padEnd(34)} VmRSS ${rssMiB.toFixed(1).padStart(6)} MiB  VmHWM ${peakMiB.toFixed(1).padStart(6)} MiB  load ${loadText()}${extra}`)
+  console.log(
+    `${step.padEnd(34)} VmRSS ${rssMiB.toFixed(1).padStart(6)} MiB  VmHWM ${peakMiB.toFixed(1).padStart(6)} MiB  load ${loadText()}${extra}`,
+  )
 }
 
 let service: Child | null = null
@@ -48,12 +54,22 @@ try {
   await seedContacts(url, account.id, 10_000_000, 10_000)
 
   const tsx = process.env.MEMORY_START === 'tsx'
-  console.log(`memory: ${pgBase ? 'PostgreSQL' : 'SQLite'}, service ${tsx ? 'under tsx' : 'as npm start runs it'}, ${SECONDS} s runs, ${os.cpus().length} CPUs`)
+  console.log(
+    `memory: ${pgBase ? 'PostgreSQL' : 'SQLite'}, service ${tsx ? 'under tsx' : 'as npm start runs it'}, ${SECONDS} s runs, ${os.cpus().length} CPUs`,
+  )
   service = await startChild(
     'service',
     (port, start = tsx ? { args: ['--import', 'tsx', 'src/process/server.ts'], env: {} } : serviceCommand(root)) => ({
       args: start.args,
-      env: { ...start.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
+      env: {
+        ...start.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_PER_SECOND: '0',
+        RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
+        WORKER_ENABLED: 'false',
+      },
     }),
     root,
   )
@@ -63,7 +79,15 @@ try {
   const headers = { authorization: `Bearer ${apiKey}` }
   const runs: [string, autocannon.Options][] = [
     ['GET /api/contacts?page=7', { url: `${service.baseUrl}/api/contacts?page=7`, headers }],
-    ['POST /graphql (page 7)', { url: `${service.baseUrl}/graphql`, method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: QUERY }) }],
+    [
+      'POST /graphql (page 7)',
+      {
+        url: `${service.baseUrl}/graphql`,
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: QUERY }),
+      },
+    ],
   ]
   for (const [name, options] of runs) {
     const result = await autocannon({ connections: 10, duration: SECONDS, ...options })
@@ -71,7 +95,11 @@ try {
     report(service, `after ${name}`, `  ${Math.round(result.requests.average)} req/s`)
   }
 
-  const group = await fetch(`${service.baseUrl}/api/contact/group/create`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Memory' }) })
+  const group = await fetch(`${service.baseUrl}/api/contact/group/create`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Memory' }),
+  })
   const { reference } = (await group.json()) as { reference: string }
   const contacts = Array.from({ length: 10_000 }, (_, n) => {
     const c = fakeContact(10_000_000, n)

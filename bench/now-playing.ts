@@ -42,7 +42,17 @@ const PLAIN_PORT = 4702
 // The default log level writes one JSON line per request; BENCH_LOG_LEVEL=warn measures without it.
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info'
 console.log(`service LOG_LEVEL=${logLevel} (its stdout is discarded)`)
-await serve(['--import', 'tsx', 'src/process/server.ts'], { DATABASE_URL: url, PORT: String(APP_PORT), LOG_LEVEL: logLevel, WORKER_ENABLED: 'false', WEB_CONCURRENCY: process.env.WEB_CONCURRENCY ?? '1' }, APP_PORT)
+await serve(
+  ['--import', 'tsx', 'src/process/server.ts'],
+  {
+    DATABASE_URL: url,
+    PORT: String(APP_PORT),
+    LOG_LEVEL: logLevel,
+    WORKER_ENABLED: 'false',
+    WEB_CONCURRENCY: process.env.WEB_CONCURRENCY ?? '1',
+  },
+  APP_PORT,
+)
 const path = `/api/channels/${channel.id}/status`
 const sample = await (await fetch(`http://127.0.0.1:${APP_PORT}${path}`)).text()
 console.log(`now-playing body: ${sample.length} bytes: ${sample.slice(0, 120)}…`)
@@ -90,11 +100,17 @@ for (const pid of processTree(children[0]!.pid!)) {
   const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
   console.log(`service peak RSS (VmHWM) of pid ${pid}: ${hwm ? (Number(hwm) / 1024).toFixed(0) : '?'} MiB`)
 }
-console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `load average: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
 const sum = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix)).reduce((a, r) => a + r.requestsPerSecond, 0)
 console.log(`service / plain throughput: ${((sum('now playing') / sum('plain')) * 100).toFixed(1)}% (target: at least 60%)`)
 const cpu = (prefix: string) => rows.filter((r) => r.name.startsWith(prefix)).reduce((a, r) => a + r.cpuUs, 0)
-console.log(`CPU per request (server process): service ${cpu('now playing') / 2} µs, plain ${cpu('plain') / 2} µs; plain / service: ${((cpu('plain') / cpu('now playing')) * 100).toFixed(1)}%`)
+console.log(
+  `CPU per request (server process): service ${cpu('now playing') / 2} µs, plain ${cpu('plain') / 2} µs; plain / service: ${((cpu('plain') / cpu('now playing')) * 100).toFixed(1)}%`,
+)
 for (const r of rows) console.log(`  ${r.name}: ${r.cpuUs} µs CPU per request`)
 
 for (const c of children) c.kill()

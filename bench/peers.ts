@@ -63,7 +63,11 @@ interface Row {
 const runs: Run[] = []
 const rows: Row[] = []
 const children: Child[] = []
-const loadText = () => os.loadavg().map((l) => l.toFixed(2)).join(' / ')
+const loadText = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')
 
 /** Runs one section, printing the load average (1 / 5 / 15 min) before and after it; its rows carry both. */
 async function section(name: string, fn: () => Promise<void>) {
@@ -77,7 +81,15 @@ async function section(name: string, fn: () => Promise<void>) {
 }
 
 const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a')
-function ratioRow(measure: string, db: string, service: number, peer: number, unit: string, digits: number, target: { min?: number; max?: number }) {
+function ratioRow(
+  measure: string,
+  db: string,
+  service: number,
+  peer: number,
+  unit: string,
+  digits: number,
+  target: { min?: number; max?: number },
+) {
   const ratio = service / peer
   const ok = (target.min === undefined || ratio >= target.min) && (target.max === undefined || ratio <= target.max)
   rows.push({
@@ -114,8 +126,16 @@ async function measure(target: Target, seconds: number): Promise<Run> {
   const cpuBefore = target.child.cpuMs()
   const result = await autocannon({ connections: CONNECTIONS, duration: seconds, ...target.options })
   const cpuMs = target.child.cpuMs() - cpuBefore
-  if (result.errors || result.non2xx) throw new Error(`${target.name}: ${result.errors} errors and ${result.non2xx} non-2xx answers: not measuring failures`)
-  return { target: target.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, cpuMs }
+  if (result.errors || result.non2xx)
+    throw new Error(`${target.name}: ${result.errors} errors and ${result.non2xx} non-2xx answers: not measuring failures`)
+  return {
+    target: target.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    cpuMs,
+  }
 }
 
 /** Warms every target, then measures them in mirrored order (A B C C B A) so none gets a warmer machine. */
@@ -125,7 +145,9 @@ async function alternate(targets: Target[]) {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const t of [...targets, ...[...targets].reverse()]) {
       const run = await measure(t, SECONDS)
-      console.log(`    ${t.name}: ${fmt(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${fmt(run.cpuMs / run.requests, 3)} ms CPU/request`)
+      console.log(
+        `    ${t.name}: ${fmt(run.rps)} req/s, p50 ${run.p50} ms, p99 ${run.p99} ms, ${fmt(run.cpuMs / run.requests, 3)} ms CPU/request`,
+      )
       mine.push(run)
     }
   }
@@ -162,7 +184,8 @@ async function postJson(url: string, body: unknown, apiKey?: string): Promise<{ 
   const text = await res.text()
   const ms = performance.now() - started
   // GraphQL reports failures with a 200 too: an answer carrying errors is a failure here.
-  if (res.status !== 200 || text.startsWith('{"errors"') || text.includes('"errors":[')) throw new Error(`POST ${url}: ${res.status} ${text.slice(0, 600)}`)
+  if (res.status !== 200 || text.startsWith('{"errors"') || text.includes('"errors":['))
+    throw new Error(`POST ${url}: ${res.status} ${text.slice(0, 600)}`)
   return { status: res.status, json: JSON.parse(text), ms }
 }
 
@@ -171,7 +194,9 @@ function assertSame(what: string, service: unknown, peer: unknown) {
   try {
     deepStrictEqual(peer, service)
   } catch (error) {
-    throw new Error(`${what}: the peer's answer differs from the service's; measuring them side by side would be meaningless.\n${(error as Error).message.slice(0, 2000)}`)
+    throw new Error(
+      `${what}: the peer's answer differs from the service's; measuring them side by side would be meaningless.\n${(error as Error).message.slice(0, 2000)}`,
+    )
   }
 }
 
@@ -203,67 +228,133 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
     (port, start = serviceCommand(root)) => ({
       args: start.args,
       // As shipped, except: no rate limits (autocannon is one client) and no worker loop in the measured process.
-      env: { ...start.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', RATE_LIMIT_ANONYMOUS_PER_SECOND: '0', WORKER_ENABLED: 'false' },
+      env: {
+        ...start.env,
+        DATABASE_URL: url,
+        PORT: String(port),
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_PER_SECOND: '0',
+        RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
+        WORKER_ENABLED: 'false',
+      },
     }),
     root,
   )
   children.push(service)
-  const hand = await startChild(`hand-written (${kind})`, (port) => ({ args: ['--import', 'tsx', 'bench/peers/hand-server.ts', String(port), url] }), root)
+  const hand = await startChild(
+    `hand-written (${kind})`,
+    (port) => ({ args: ['--import', 'tsx', 'bench/peers/hand-server.ts', String(port), url] }),
+    root,
+  )
   children.push(hand)
   const postgraphile =
     kind === 'PostgreSQL'
-      ? await startChild('PostGraphile 4', (port) => ({ args: ['--import', 'tsx', 'bench/peers/postgraphile-server.ts', String(port), url] }), root)
+      ? await startChild(
+          'PostGraphile 4',
+          (port) => ({ args: ['--import', 'tsx', 'bench/peers/postgraphile-server.ts', String(port), url] }),
+          root,
+        )
       : null
   if (postgraphile) children.push(postgraphile)
 
   const auth = { authorization: `Bearer ${small.apiKey}` }
   const gqlOptions = (body: string) => ({ method: 'POST' as const, headers: { ...auth, 'content-type': 'application/json' }, body })
 
-  await section(`${kind}: contacts page 7 of 10,000 (REST, GraphQL), ${CONNECTIONS} connections, ${SECONDS} s runs x ${ROUNDS} round(s)`, async () => {
-    const restService = await getJson(`${service.baseUrl}${PAGE_PATH}`, small.apiKey)
-    assertSame(`GET ${PAGE_PATH} (${kind})`, restService, await getJson(`${hand.baseUrl}${PAGE_PATH}`, small.apiKey))
-    const page = restService as { data: { uuid: string }[]; meta: { total: number } }
-    if (page.data.length !== 25 || page.meta.total !== SMALL.count) throw new Error(`unexpected page: ${JSON.stringify(page.meta)}`)
-    const gql = (await postJson(`${service.baseUrl}/graphql`, { query: SERVICE_QUERY }, small.apiKey)).json as { data: { contacts: { nodes: { id: string }[]; pageInfo: { total: number } } } }
-    assertSame(`GraphQL contacts page ids (${kind})`, gql.data.contacts.nodes.map((n) => n.id), page.data.map((c) => c.uuid))
-    if (postgraphile) {
-      const peer = (await postJson(`${postgraphile.baseUrl}/graphql`, { query: peerQuery(small.accountId) })).json as {
-        data: { allContacts: { totalCount: number; nodes: unknown[] } }
+  await section(
+    `${kind}: contacts page 7 of 10,000 (REST, GraphQL), ${CONNECTIONS} connections, ${SECONDS} s runs x ${ROUNDS} round(s)`,
+    async () => {
+      const restService = await getJson(`${service.baseUrl}${PAGE_PATH}`, small.apiKey)
+      assertSame(`GET ${PAGE_PATH} (${kind})`, restService, await getJson(`${hand.baseUrl}${PAGE_PATH}`, small.apiKey))
+      const page = restService as { data: { uuid: string }[]; meta: { total: number } }
+      if (page.data.length !== 25 || page.meta.total !== SMALL.count) throw new Error(`unexpected page: ${JSON.stringify(page.meta)}`)
+      const gql = (await postJson(`${service.baseUrl}/graphql`, { query: SERVICE_QUERY }, small.apiKey)).json as {
+        data: { contacts: { nodes: { id: string }[]; pageInfo: { total: number } } }
       }
-      assertSame(`PostGraphile contacts page (${kind})`, { nodes: gql.data.contacts.nodes, total: gql.data.contacts.pageInfo.total }, {
-        nodes: peer.data.allContacts.nodes,
-        total: peer.data.allContacts.totalCount,
-      })
-    }
-    console.log(`    answers checked: REST page deep-equal to the hand-written server's; GraphQL page = same contacts${postgraphile ? ' = PostGraphile page' : ''}`)
+      assertSame(
+        `GraphQL contacts page ids (${kind})`,
+        gql.data.contacts.nodes.map((n) => n.id),
+        page.data.map((c) => c.uuid),
+      )
+      if (postgraphile) {
+        const peer = (await postJson(`${postgraphile.baseUrl}/graphql`, { query: peerQuery(small.accountId) })).json as {
+          data: { allContacts: { totalCount: number; nodes: unknown[] } }
+        }
+        assertSame(
+          `PostGraphile contacts page (${kind})`,
+          { nodes: gql.data.contacts.nodes, total: gql.data.contacts.pageInfo.total },
+          {
+            nodes: peer.data.allContacts.nodes,
+            total: peer.data.allContacts.totalCount,
+          },
+        )
+      }
+      console.log(
+        `    answers checked: REST page deep-equal to the hand-written server's; GraphQL page = same contacts${postgraphile ? ' = PostGraphile page' : ''}`,
+      )
 
-    const targets: Target[] = [
-      { name: `service REST ${kind}`, child: service, options: { url: `${service.baseUrl}${PAGE_PATH}`, headers: auth } },
-      { name: `hand-written REST ${kind}`, child: hand, options: { url: `${hand.baseUrl}${PAGE_PATH}`, headers: auth } },
-      { name: `service GraphQL ${kind}`, child: service, options: { url: `${service.baseUrl}/graphql`, ...gqlOptions(JSON.stringify({ query: SERVICE_QUERY })) } },
-    ]
-    if (postgraphile) {
-      targets.push({
-        name: 'PostGraphile GraphQL',
-        child: postgraphile,
-        options: { url: `${postgraphile.baseUrl}/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: peerQuery(small.accountId) }) },
+      const targets: Target[] = [
+        { name: `service REST ${kind}`, child: service, options: { url: `${service.baseUrl}${PAGE_PATH}`, headers: auth } },
+        { name: `hand-written REST ${kind}`, child: hand, options: { url: `${hand.baseUrl}${PAGE_PATH}`, headers: auth } },
+        {
+          name: `service GraphQL ${kind}`,
+          child: service,
+          options: { url: `${service.baseUrl}/graphql`, ...gqlOptions(JSON.stringify({ query: SERVICE_QUERY })) },
+        },
+      ]
+      if (postgraphile) {
+        targets.push({
+          name: 'PostGraphile GraphQL',
+          child: postgraphile,
+          options: {
+            url: `${postgraphile.baseUrl}/graphql`,
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ query: peerQuery(small.accountId) }),
+          },
+        })
+      }
+      const of = await alternate(targets)
+      const rest = of(`service REST ${kind}`)
+      const peer = of(`hand-written REST ${kind}`)
+      const graphql = of(`service GraphQL ${kind}`)
+      ratioRow('REST page 7, throughput', kind, rest.rps, peer.rps, 'req/s', 0, { min: 0.5 })
+      rows.push({
+        measure: 'REST page 7, CPU per request',
+        db: kind,
+        service: `${fmt(rest.cpuPerRequest, 3)} ms`,
+        peer: `${fmt(peer.cpuPerRequest, 3)} ms`,
+        ratio: `${(rest.cpuPerRequest / peer.cpuPerRequest).toFixed(2)}x`,
+        target: '—',
+        result: 'info',
       })
-    }
-    const of = await alternate(targets)
-    const rest = of(`service REST ${kind}`)
-    const peer = of(`hand-written REST ${kind}`)
-    const graphql = of(`service GraphQL ${kind}`)
-    ratioRow('REST page 7, throughput', kind, rest.rps, peer.rps, 'req/s', 0, { min: 0.5 })
-    rows.push({ measure: 'REST page 7, CPU per request', db: kind, service: `${fmt(rest.cpuPerRequest, 3)} ms`, peer: `${fmt(peer.cpuPerRequest, 3)} ms`, ratio: `${(rest.cpuPerRequest / peer.cpuPerRequest).toFixed(2)}x`, target: '—', result: 'info' })
-    if (kind === 'SQLite') {
-      ratioRow('GraphQL page 7, CPU per request (peer: hand-written REST)', kind, graphql.cpuPerRequest, peer.cpuPerRequest, 'ms', 3, { max: 2.5 })
-      rows.push({ measure: 'GraphQL page 7, throughput (peer: hand-written REST)', db: kind, service: `${fmt(graphql.rps)} req/s`, peer: `${fmt(peer.rps)} req/s`, ratio: `${(graphql.rps / peer.rps).toFixed(2)}x`, target: '—', result: 'info' })
-    } else {
-      const pgl = of('PostGraphile GraphQL')
-      ratioRow('GraphQL page 7, throughput (peer: PostGraphile 4)', kind, graphql.rps, pgl.rps, 'req/s', 0, { min: 1.0 })
-      rows.push({ measure: 'GraphQL page 7, CPU per request (peer: PostGraphile 4)', db: kind, service: `${fmt(graphql.cpuPerRequest, 3)} ms`, peer: `${fmt(pgl.cpuPerRequest, 3)} ms`, ratio: `${(graphql.cpuPerRequest / pgl.cpuPerRequest).toFixed(2)}x`, target: '—', result: 'info' })
-    }
-  })
+      if (kind === 'SQLite') {
+        ratioRow('GraphQL page 7, CPU per request (peer: hand-written REST)', kind, graphql.cpuPerRequest, peer.cpuPerRequest, 'ms', 3, {
+          max: 2.5,
+        })
+        rows.push({
+          measure: 'GraphQL page 7, throughput (peer: hand-written REST)',
+          db: kind,
+          service: `${fmt(graphql.rps)} req/s`,
+          peer: `${fmt(peer.rps)} req/s`,
+          ratio: `${(graphql.rps / peer.rps).toFixed(2)}x`,
+          target: '—',
+          result: 'info',
+        })
+      } else {
+        const pgl = of('PostGraphile GraphQL')
+        ratioRow('GraphQL page 7, throughput (peer: PostGraphile 4)', kind, graphql.rps, pgl.rps, 'req/s', 0, { min: 1.0 })
+        rows.push({
+          measure: 'GraphQL page 7, CPU per request (peer: PostGraphile 4)',
+          db: kind,
+          service: `${fmt(graphql.cpuPerRequest, 3)} ms`,
+          peer: `${fmt(pgl.cpuPerRequest, 3)} ms`,
+          ratio: `${(graphql.cpuPerRequest / pgl.cpuPerRequest).toFixed(2)}x`,
+          target: '—',
+          result: 'info',
+        })
+      }
+    },
+  )
 
   const underLoad = service.memory().peakMiB
 
@@ -275,7 +366,11 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
       const body = JSON.parse(text) as { current_video: unknown }
       if (res.status !== 200 || !body.current_video) throw new Error(`now playing is empty or failing (${res.status}): ${text}`)
       const bytes = Buffer.byteLength(text)
-      const fixed = await startChild('fixed body', (port) => ({ args: ['--import', 'tsx', 'bench/peers/fixed-body.ts', String(port), String(bytes)] }), root)
+      const fixed = await startChild(
+        'fixed body',
+        (port) => ({ args: ['--import', 'tsx', 'bench/peers/fixed-body.ts', String(port), String(bytes)] }),
+        root,
+      )
       children.push(fixed)
       const fixedBytes = Buffer.byteLength(await (await fetch(`${fixed.baseUrl}/`)).text())
       if (fixedBytes !== bytes) throw new Error(`fixed body is ${fixedBytes} bytes, now playing ${bytes}`)
@@ -284,7 +379,15 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
         { name: 'service now playing', child: service, options: { url: `${service.baseUrl}${path}` } },
         { name: 'fixed-body node:http', child: fixed, options: { url: `${fixed.baseUrl}/` } },
       ])
-      ratioRow('now playing, throughput (peer: fixed body)', kind, of('service now playing').rps, of('fixed-body node:http').rps, 'req/s', 0, { min: 0.6 })
+      ratioRow(
+        'now playing, throughput (peer: fixed body)',
+        kind,
+        of('service now playing').rps,
+        of('fixed-body node:http').rps,
+        'req/s',
+        0,
+        { min: 0.6 },
+      )
       await fixed.stop()
     })
   }
@@ -293,7 +396,11 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
     const groups = async (n: number) => {
       const ids: string[] = []
       for (let i = 0; i < n; i++) {
-        const { json } = await postJson(`${service.baseUrl}/api/contact/group/create`, { name: `Peers ${kind} ${Date.now()} ${i}` }, small.apiKey)
+        const { json } = await postJson(
+          `${service.baseUrl}/api/contact/group/create`,
+          { name: `Peers ${kind} ${Date.now()} ${i}` },
+          small.apiKey,
+        )
         ids.push((json as { reference: string }).reference)
       }
       return ids
@@ -307,7 +414,11 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
       const times: Record<'service' | 'peer', number[]> = { service: [], peer: [] }
       for (const [call, who] of order.entries()) {
         const base = who === 'service' ? service.baseUrl : hand.baseUrl
-        const { json, ms } = await postJson(`${base}/api/contact/group/${ids[call]}/add-contacts`, { contacts: makeBody(call) }, small.apiKey)
+        const { json, ms } = await postJson(
+          `${base}/api/contact/group/${ids[call]}/add-contacts`,
+          { contacts: makeBody(call) },
+          small.apiKey,
+        )
         assertSame(`add-contacts answer (${kind})`, { status: 'successful' }, json)
         const members = await countRows(url, 'Membership', 'groupId', ids[call]!)
         if (members !== expected) throw new Error(`${label} by ${who}: the group has ${members} members, expected ${expected}`)
@@ -321,7 +432,11 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
     if (total !== SMALL.count) throw new Error(`add-contacts of existing contacts left ${total} contacts, expected ${SMALL.count}`)
     ratioRow('add-contacts, 10,000 existing (time)', kind, old.service, old.peer, 'ms', 0, { max: 3 })
     if (kind === 'SQLite') {
-      const fresh = await timings('1,000 new', (call) => Array.from({ length: 1000 }, (_, n) => legacy(fakeContact(NEW_BASE + call * 1000, n))), 1000)
+      const fresh = await timings(
+        '1,000 new',
+        (call) => Array.from({ length: 1000 }, (_, n) => legacy(fakeContact(NEW_BASE + call * 1000, n))),
+        1000,
+      )
       ratioRow('add-contacts, 1,000 new (time)', kind, fresh.service, fresh.peer, 'ms', 0, { max: 2 })
     }
   })
@@ -337,10 +452,14 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
       assertSame(`GET ${c.path} at 100k (${kind})`, mine, await getJson(`${hand.baseUrl}${c.path}`, big.apiKey))
       const meta = (mine as { meta: { total: number } }).meta
       const expectedTotal = c.path.includes('search') ? BIG.count / 100 : BIG.count
-      if (meta.total !== expectedTotal || (mine as { data: unknown[] }).data.length !== 25) throw new Error(`${c.path}: total ${meta.total}, expected ${expectedTotal}`)
+      if (meta.total !== expectedTotal || (mine as { data: unknown[] }).data.length !== 25)
+        throw new Error(`${c.path}: total ${meta.total}, expected ${expectedTotal}`)
       const times: Record<'service' | 'peer', number[]> = { service: [], peer: [] }
       for (let i = 0; i < SAMPLES + 2; i++) {
-        for (const [who, base] of [['service', service.baseUrl], ['peer', hand.baseUrl]] as const) {
+        for (const [who, base] of [
+          ['service', service.baseUrl],
+          ['peer', hand.baseUrl],
+        ] as const) {
           const started = performance.now()
           await getJson(`${base}${c.path}`, big.apiKey)
           // The first two of each are warm-ups.
@@ -352,7 +471,9 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
   })
 
   const { peakMiB, rssMiB } = service.memory()
-  console.log(`    service VmHWM ${fmt(peakMiB, 1)} MiB, VmRSS now ${fmt(rssMiB, 1)} MiB; hand-written VmHWM ${fmt(hand.memory().peakMiB, 1)} MiB`)
+  console.log(
+    `    service VmHWM ${fmt(peakMiB, 1)} MiB, VmRSS now ${fmt(rssMiB, 1)} MiB; hand-written VmHWM ${fmt(hand.memory().peakMiB, 1)} MiB`,
+  )
   rows.push({
     measure: 'service peak RSS (VmHWM, whole run incl. 10,000-contact requests)',
     db: kind,
@@ -393,8 +514,19 @@ try {
   await probe.end()
   pgReachable = true
 } catch (error) {
-  console.log(`PostgreSQL at ${PG_URL} is unreachable (${(error as Error).message || (error as { code?: string }).code}): every PostgreSQL row is SKIPPED.`)
-  rows.push({ measure: 'every PostgreSQL row (unreachable)', db: 'PostgreSQL', service: '—', peer: '—', ratio: '—', target: '—', result: 'SKIPPED', load: '—' })
+  console.log(
+    `PostgreSQL at ${PG_URL} is unreachable (${(error as Error).message || (error as { code?: string }).code}): every PostgreSQL row is SKIPPED.`,
+  )
+  rows.push({
+    measure: 'every PostgreSQL row (unreachable)',
+    db: 'PostgreSQL',
+    service: '—',
+    peer: '—',
+    ratio: '—',
+    target: '—',
+    result: 'SKIPPED',
+    load: '—',
+  })
 }
 let failed: unknown = null
 try {
@@ -421,8 +553,11 @@ for (const r of runs) console.log(`| ${r.target} | ${fmt(r.rps)} | ${r.p50} | ${
 console.log(`\n#### Issue 8: service against peers (load average is the 1-minute figure before → after the section)`)
 console.log('| measure | DB | service | peer | ratio | target | result | load |')
 console.log('|---|---|---:|---:|---:|---|---|---|')
-for (const r of rows) console.log(`| ${r.measure} | ${r.db} | ${r.service} | ${r.peer} | ${r.ratio} | ${r.target} | ${r.result} | ${r.load ?? ''} |`)
-console.log(`\n${rows.filter((r) => r.result === 'PASS').length} PASS, ${rows.filter((r) => r.result === 'MISS').length} MISS; ${Math.round((performance.now() - startedAt) / 1000)} s; load average now ${loadText()}`)
+for (const r of rows)
+  console.log(`| ${r.measure} | ${r.db} | ${r.service} | ${r.peer} | ${r.ratio} | ${r.target} | ${r.result} | ${r.load ?? ''} |`)
+console.log(
+  `\n${rows.filter((r) => r.result === 'PASS').length} PASS, ${rows.filter((r) => r.result === 'MISS').length} MISS; ${Math.round((performance.now() - startedAt) / 1000)} s; load average now ${loadText()}`,
+)
 if (failed) {
   console.error(failed)
   process.exit(1)

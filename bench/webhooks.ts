@@ -26,7 +26,19 @@ const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 const { account } = await createAccount(deps, { name: 'Bench' })
 await db.webhookEndpoint.create({ data: { accountId: account.id, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } })
 const message = await db.message.create({
-  data: { accountId: account.id, mobile: '+254712345678', sender: 'BENCH', text: 'x', encoding: 'GSM_7', pages: 1, costPerPage: 8000n, creditsDeducted: 8000n, gateway: 'sandbox', status: 'DELIVRD', broadcastAt: new Date() },
+  data: {
+    accountId: account.id,
+    mobile: '+254712345678',
+    sender: 'BENCH',
+    text: 'x',
+    encoding: 'GSM_7',
+    pages: 1,
+    costPerPage: 8000n,
+    creditsDeducted: 8000n,
+    gateway: 'sandbox',
+    status: 'DELIVRD',
+    broadcastAt: new Date(),
+  },
 })
 const body = JSON.stringify({ reference: message.id, id: message.id, status: 'DELIVRD', padding: 'x'.repeat(200) })
 
@@ -55,7 +67,9 @@ while (delivered < N) {
   if (r.claimed === 0) break
 }
 const seconds = (performance.now() - started) / 1000
-console.log(`dispatcher (${deps.dbKind}): ${delivered} deliveries in ${seconds.toFixed(2)} s = ${Math.round(delivered / seconds)} deliveries/s (receiver counted ${received}; target: at least 500/s)`)
+console.log(
+  `dispatcher (${deps.dbKind}): ${delivered} deliveries in ${seconds.toFixed(2)} s = ${Math.round(delivered / seconds)} deliveries/s (receiver counted ${received}; target: at least 500/s)`,
+)
 
 // 2. The due query with nothing due, before and after 100,000 future deliveries.
 async function tickCost(label: string) {

@@ -89,9 +89,16 @@ const legacyUpcoming = ({ channel: c }: any) => {
 }
 
 // OpenAPI: parameters and examples shared by the entries below.
-const uuidParamDoc: ParameterDoc = { description: 'The channel uuid (a slug is not accepted here).', schema: uuid(), example: '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f' }
+const uuidParamDoc: ParameterDoc = {
+  description: 'The channel uuid (a slug is not accepted here).',
+  schema: uuid(),
+  example: '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f',
+}
 const channelParam: ParameterDoc = { description: 'The channel uuid or slug.', schema: string(), example: 'city-tv' }
-const pageQuery: ParameterDoc = { description: '1-based page number (default 1). Not a whole number from 1: 400.', schema: integer(undefined, { minimum: 1 }) }
+const pageQuery: ParameterDoc = {
+  description: '1-based page number (default 1). Not a whole number from 1: 400.',
+  schema: integer(undefined, { minimum: 1 }),
+}
 const CHANNEL_META = { total: 1, current_page: 1, last_page: 1, per_page: 15 }
 const PROGRAM_EXAMPLE = {
   id: 1,
@@ -127,7 +134,14 @@ const guideDocument = `query Guide($channel: String!) {
     guide { id startsAt endsAt state bannerUrl program { name synopsis type } episode { episodeNumber name synopsis } }
   }
 }`
-const guideChannel = (c: any): GuideChannel => ({ id: c.id, slug: c.slug, name: c.name, timezone: c.timezone, iconUrl: c.showBannerUrl, streamUrl: c.streamUrl })
+const guideChannel = (c: any): GuideChannel => ({
+  id: c.id,
+  slug: c.slug,
+  name: c.name,
+  timezone: c.timezone,
+  iconUrl: c.showBannerUrl,
+  streamUrl: c.streamUrl,
+})
 const guideAirings = (c: any): GuideAiring[] =>
   c.guide.map((a: any) => ({
     id: a.id,
@@ -302,7 +316,13 @@ export const channelRoutes: RestRoute[] = [
         start_time: utc(k.startsAt),
         end_time: utc(k.endsAt),
         duration: k.duration,
-        video: { id: k.video.id, name: k.video.name, thumbnail: k.video.thumbnail, hls_url: k.video.hlsUrl, resolution: k.video.resolution },
+        video: {
+          id: k.video.id,
+          name: k.video.name,
+          thumbnail: k.video.thumbnail,
+          hls_url: k.video.hlsUrl,
+          resolution: k.video.resolution,
+        },
       })),
     }),
     openapi: {
@@ -329,7 +349,13 @@ export const channelRoutes: RestRoute[] = [
               start_time: '2026-03-02T06:00:00.000000Z',
               end_time: '2026-03-02T06:30:00.000000Z',
               duration: 1800,
-              video: { id: 42, name: 'Morning News', thumbnail: null, hls_url: 'https://cdn.example.com/news/index.m3u8', resolution: '1080p' },
+              video: {
+                id: 42,
+                name: 'Morning News',
+                thumbnail: null,
+                hls_url: 'https://cdn.example.com/news/index.m3u8',
+                resolution: '1080p',
+              },
             },
           ],
         },
@@ -368,7 +394,11 @@ export const channelRoutes: RestRoute[] = [
         per_page: { description: 'Page size (default 15); above 50 it is clamped.', schema: integer(undefined, { minimum: 1 }) },
         page: pageQuery,
       },
-      response: { description: 'A page of programs.', schema: ref('Programs'), example: { channel_name: 'City TV', programs: [PROGRAM_EXAMPLE], meta: CHANNEL_META } },
+      response: {
+        description: 'A page of programs.',
+        schema: ref('Programs'),
+        example: { channel_name: 'City TV', programs: [PROGRAM_EXAMPLE], meta: CHANNEL_META },
+      },
       errors: [400],
     },
   },
@@ -405,7 +435,8 @@ export const channelRoutes: RestRoute[] = [
       operationId: 'getOnAir',
       tag: 'Programs',
       summary: 'Program on air now',
-      description: 'When no weekly slot is open: `status` off_air and program, episode, times and playback_source null. Valid for any channel, also one without programs.',
+      description:
+        'When no weekly slot is open: `status` off_air and program, episode, times and playback_source null. Valid for any channel, also one without programs.',
       params: { channel: channelParam },
       response: {
         description: 'The on-air object.',
@@ -437,7 +468,11 @@ export const channelRoutes: RestRoute[] = [
       tag: 'Programs',
       summary: 'Next airing',
       params: { channel: channelParam },
-      response: { description: '`next` is null when nothing is booked.', schema: ref('NextAiring'), example: { channel_name: 'City TV', next: AIRING_EXAMPLE } },
+      response: {
+        description: '`next` is null when nothing is booked.',
+        schema: ref('NextAiring'),
+        example: { channel_name: 'City TV', next: AIRING_EXAMPLE },
+      },
     },
   },
   {
@@ -462,10 +497,19 @@ export const channelRoutes: RestRoute[] = [
       params: { channel: channelParam },
       query: {
         limit: { description: 'How many (default 10); above 50 it is clamped.', schema: integer(undefined, { minimum: 1 }) },
-        from: { description: 'Airings at or after (default now). ISO 8601 date-time, a date YYYY-MM-DD (midnight in the channel timezone), or Unix seconds.', schema: string(), example: '2026-03-03' },
+        from: {
+          description:
+            'Airings at or after (default now). ISO 8601 date-time, a date YYYY-MM-DD (midnight in the channel timezone), or Unix seconds.',
+          schema: string(),
+          example: '2026-03-03',
+        },
         to: { description: 'Airings starting at or before; same formats as `from`.', schema: string() },
       },
-      response: { description: 'The upcoming airings.', schema: ref('Upcoming'), example: { channel_name: 'City TV', upcoming: [AIRING_EXAMPLE], count: 1 } },
+      response: {
+        description: 'The upcoming airings.',
+        schema: ref('Upcoming'),
+        example: { channel_name: 'City TV', upcoming: [AIRING_EXAMPLE], count: 1 },
+      },
       errors: [400],
     },
   },
@@ -483,8 +527,15 @@ export const channelRoutes: RestRoute[] = [
       tag: 'Programs',
       summary: 'Next N airings',
       description: 'The same as upcoming with that `limit`.',
-      params: { channel: channelParam, limit: { description: 'How many (at most 50; larger is clamped).', schema: integer(undefined, { minimum: 1 }), example: 5 } },
-      response: { description: 'The upcoming airings.', schema: ref('Upcoming'), example: { channel_name: 'City TV', upcoming: [AIRING_EXAMPLE], count: 1 } },
+      params: {
+        channel: channelParam,
+        limit: { description: 'How many (at most 50; larger is clamped).', schema: integer(undefined, { minimum: 1 }), example: 5 },
+      },
+      response: {
+        description: 'The upcoming airings.',
+        schema: ref('Upcoming'),
+        example: { channel_name: 'City TV', upcoming: [AIRING_EXAMPLE], count: 1 },
+      },
       errors: [400],
     },
   },
@@ -527,7 +578,12 @@ export const channelRoutes: RestRoute[] = [
         type: low(e.type),
         status: low(e.status),
         available_on_demand: e.availableOnDemand,
-        on_demand: e.onDemand && { id: e.onDemand.id, duration: e.onDemand.duration, hls_url: e.onDemand.hlsUrl, thumbnail_url: e.onDemand.thumbnailUrl },
+        on_demand: e.onDemand && {
+          id: e.onDemand.id,
+          duration: e.onDemand.duration,
+          hls_url: e.onDemand.hlsUrl,
+          thumbnail_url: e.onDemand.thumbnailUrl,
+        },
         broadcasts: e.broadcasts.map((a: any) => legacyAiring(a, p.channel.timezone)),
       })),
       meta: pageMeta(p.episodes),
@@ -540,7 +596,10 @@ export const channelRoutes: RestRoute[] = [
         'Highest episode number first; for active and paused programs. The `status` filter applies to the page already fetched, so a page may hold fewer than `per_page`; `meta.last_page` tells whether more exist.',
       params: { program: { description: 'Program id or slug.', schema: string(), example: 'breakfast-show' } },
       query: {
-        status: { description: 'Only episodes with this status.', schema: oneOf(['draft', 'scheduled', 'on_air', 'completed', 'missed', 'cancelled']) },
+        status: {
+          description: 'Only episodes with this status.',
+          schema: oneOf(['draft', 'scheduled', 'on_air', 'completed', 'missed', 'cancelled']),
+        },
         from: { description: 'Episodes with an airing at or after; formats as in upcoming.', schema: string() },
         to: { description: 'Episodes with an airing at or before.', schema: string() },
         per_page: { description: 'Page size (default 15); above 50 it is clamped.', schema: integer(undefined, { minimum: 1 }) },
@@ -591,7 +650,11 @@ export const channelRoutes: RestRoute[] = [
       description:
         "The channel's airings from a day ago to 14 days ahead as XMLTV (xmltv.dtd), for Kodi, Jellyfin, Plex (via xTeVe/Threadfin) and TiviMate. Start and stop carry the channel's UTC offset at that instant. Cancelled airings and scheduled broadcasts are not in it. Cache-Control: 5 minutes.",
       params: { uuid: uuidParamDoc },
-      response: { description: 'An XMLTV document.', contentType: 'application/xml; charset=utf-8', ...textBody('XMLTV (xmltv.dtd).', XMLTV_EXAMPLE) },
+      response: {
+        description: 'An XMLTV document.',
+        contentType: 'application/xml; charset=utf-8',
+        ...textBody('XMLTV (xmltv.dtd).', XMLTV_EXAMPLE),
+      },
     },
   },
   {
@@ -622,7 +685,10 @@ export const channelRoutes: RestRoute[] = [
       response: {
         description: 'An iCalendar document.',
         contentType: 'text/calendar; charset=utf-8',
-        ...textBody('iCalendar (RFC 5545), CRLF line ends.', 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//sms-channel-gateway//Channel guide//EN\r\nEND:VCALENDAR\r\n'),
+        ...textBody(
+          'iCalendar (RFC 5545), CRLF line ends.',
+          'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//sms-channel-gateway//Channel guide//EN\r\nEND:VCALENDAR\r\n',
+        ),
       },
     },
   },
@@ -648,7 +714,10 @@ export const channelRoutes: RestRoute[] = [
       response: {
         description: 'An M3U playlist.',
         contentType: 'audio/x-mpegurl; charset=utf-8',
-        ...textBody('Extended M3U.', '#EXTM3U\n#EXTINF:-1 tvg-id="city-tv.example.com" tvg-name="City TV" group-title="Channels",City TV\nhttps://cdn.example.com/city/live.m3u8\n'),
+        ...textBody(
+          'Extended M3U.',
+          '#EXTM3U\n#EXTINF:-1 tvg-id="city-tv.example.com" tvg-name="City TV" group-title="Channels",City TV\nhttps://cdn.example.com/city/live.m3u8\n',
+        ),
       },
     },
   },

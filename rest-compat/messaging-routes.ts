@@ -100,8 +100,16 @@ const contactsOf = (body: unknown): unknown[] => {
 }
 
 // OpenAPI: parameters and examples shared by the entries below.
-const groupParam: ParameterDoc = { description: 'The group uuid (its `reference`).', schema: uuid(), example: '3f0c6a4e-8d2b-4c1a-9e57-0b6d2f4a8c11' }
-const contactParam: ParameterDoc = { description: 'The contact uuid (its `reference`).', schema: uuid(), example: '9b2e7d10-5c4f-4a8e-b3d1-6f0a2c9e4b77' }
+const groupParam: ParameterDoc = {
+  description: 'The group uuid (its `reference`).',
+  schema: uuid(),
+  example: '3f0c6a4e-8d2b-4c1a-9e57-0b6d2f4a8c11',
+}
+const contactParam: ParameterDoc = {
+  description: 'The contact uuid (its `reference`).',
+  schema: uuid(),
+  example: '9b2e7d10-5c4f-4a8e-b3d1-6f0a2c9e4b77',
+}
 const listQuery: Record<string, ParameterDoc> = {
   page: { description: '1-based page number (default 1). Not a whole number: 422.', schema: integer(undefined, { minimum: 1 }) },
   perPage: { description: 'Page size (default 25); above 100 it is clamped to 100.', schema: integer(undefined, { minimum: 1 }) },
@@ -110,7 +118,16 @@ const listQuery: Record<string, ParameterDoc> = {
 const GROUP_ID = groupParam.example as string
 const CONTACT_ID = contactParam.example as string
 const META = { search: '', total: 1, skipped: 0, perPage: 25, page: 1, pageCount: 1 }
-const CONTACT_LIST_ITEM = { uuid: CONTACT_ID, first_name: 'Wanjiru', family_name: 'Kamau', other_names: null, mobile: '+254712345678', email: null, organization: 'Acme', gender: '' }
+const CONTACT_LIST_ITEM = {
+  uuid: CONTACT_ID,
+  first_name: 'Wanjiru',
+  family_name: 'Kamau',
+  other_names: null,
+  mobile: '+254712345678',
+  email: null,
+  organization: 'Acme',
+  gender: '',
+}
 
 export const messagingRoutes: RestRoute[] = [
   {
@@ -134,10 +151,25 @@ export const messagingRoutes: RestRoute[] = [
       operationId: 'createGroup',
       tag: 'Groups',
       summary: 'Create a group',
-      description: 'A group whose name exists already (case-insensitively) is not created again: the answer names it with `new: false` and `Group Exists`.',
+      description:
+        'A group whose name exists already (case-insensitively) is not created again: the answer names it with `new: false` and `Group Exists`.',
       params: {},
-      requestBody: { schema: ref('GroupInput'), example: { name: 'Customers', description: 'All of them', subscribable: true, optin_code: 'JOIN', optout_code: 'STOP', subscription_sim: '+254700000001' } },
-      response: { description: 'The group, created or found.', schema: ref('Reference'), example: { reference: GROUP_ID, new: true, message: 'Group Created' } },
+      requestBody: {
+        schema: ref('GroupInput'),
+        example: {
+          name: 'Customers',
+          description: 'All of them',
+          subscribable: true,
+          optin_code: 'JOIN',
+          optout_code: 'STOP',
+          subscription_sim: '+254700000001',
+        },
+      },
+      response: {
+        description: 'The group, created or found.',
+        schema: ref('Reference'),
+        example: { reference: GROUP_ID, new: true, message: 'Group Created' },
+      },
     },
   },
   {
@@ -159,7 +191,11 @@ export const messagingRoutes: RestRoute[] = [
       description: 'By name. `search` matches name and description.',
       params: {},
       query: listQuery,
-      response: { description: 'A page of groups.', schema: ref('GroupList'), example: { data: [{ uuid: GROUP_ID, name: 'Customers', description: 'All of them' }], meta: META } },
+      response: {
+        description: 'A page of groups.',
+        schema: ref('GroupList'),
+        example: { data: [{ uuid: GROUP_ID, name: 'Customers', description: 'All of them' }], meta: META },
+      },
       errors: [422],
     },
   },
@@ -235,7 +271,8 @@ export const messagingRoutes: RestRoute[] = [
       operationId: 'updateGroup',
       tag: 'Groups',
       summary: 'Edit a group',
-      description: 'Every create field is editable; a field that is not one of them is a 422. A rename onto another group, or a code already used on the same SIM, is a 409.',
+      description:
+        'Every create field is editable; a field that is not one of them is a 422. A rename onto another group, or a code already used on the same SIM, is a 409.',
       params: { id: groupParam },
       requestBody: { schema: ref('GroupChanges'), example: { description: 'Paying customers', subscribable: false } },
       response: { description: 'Changed.', schema: ref('Success'), example: { status: 'success' } },
@@ -294,7 +331,11 @@ export const messagingRoutes: RestRoute[] = [
       description: 'By first name, then family name. `search` matches names, mobile, email and organization.',
       params: { id: groupParam },
       query: listQuery,
-      response: { description: 'A page of the group\'s contacts.', schema: ref('ContactList'), example: { data: [CONTACT_LIST_ITEM], meta: META } },
+      response: {
+        description: "A page of the group's contacts.",
+        schema: ref('ContactList'),
+        example: { data: [CONTACT_LIST_ITEM], meta: META },
+      },
       errors: [422],
     },
   },
@@ -309,7 +350,9 @@ export const messagingRoutes: RestRoute[] = [
     variables: ({ params, body }) => {
       const contacts = contactsOf(body)
       const details = contacts.flatMap((m, i) =>
-        typeof m === 'string' || (typeof m === 'number' && Number.isSafeInteger(m)) ? [] : [{ field: `contacts[${i}]`, message: 'each contact must be a mobile number string' }],
+        typeof m === 'string' || (typeof m === 'number' && Number.isSafeInteger(m))
+          ? []
+          : [{ field: `contacts[${i}]`, message: 'each contact must be a mobile number string' }],
       )
       if (details.length) throw validationError(details)
       return { groupId: params.id, mobiles: contacts.map(String) }
@@ -325,7 +368,11 @@ export const messagingRoutes: RestRoute[] = [
       description: 'Numbers that are unknown or not in the group are ignored. The contacts themselves stay.',
       params: { id: groupParam },
       requestBody: {
-        schema: { type: 'object', properties: { contacts: array({ type: ['string', 'integer'] }, 'Mobile numbers.') }, required: ['contacts'] },
+        schema: {
+          type: 'object',
+          properties: { contacts: array({ type: ['string', 'integer'] }, 'Mobile numbers.') },
+          required: ['contacts'],
+        },
         example: { contacts: ['+254712345678', '0722000111'] },
       },
       response: {
@@ -371,8 +418,15 @@ export const messagingRoutes: RestRoute[] = [
       description:
         'Creates the contact, or overwrites the given fields of the contact with that mobile number (two spellings of one number are one contact). Numbers are stored in E.164.',
       params: {},
-      requestBody: { schema: ref('ContactInput'), example: { mobile: '0712 345 678', first_name: 'Wanjiru', family_name: 'Kamau', groups: [GROUP_ID] } },
-      response: { description: 'The contact, created or updated.', schema: ref('Reference'), example: { reference: CONTACT_ID, new: true, message: 'Contact Added' } },
+      requestBody: {
+        schema: ref('ContactInput'),
+        example: { mobile: '0712 345 678', first_name: 'Wanjiru', family_name: 'Kamau', groups: [GROUP_ID] },
+      },
+      response: {
+        description: 'The contact, created or updated.',
+        schema: ref('Reference'),
+        example: { reference: CONTACT_ID, new: true, message: 'Contact Added' },
+      },
     },
   },
   {
@@ -475,7 +529,11 @@ export const messagingRoutes: RestRoute[] = [
       tag: 'Contacts',
       summary: 'Groups of a contact',
       params: { id: contactParam },
-      response: { description: 'A bare array of the groups.', schema: array(ref('GroupRef')), example: [{ uuid: GROUP_ID, name: 'Customers' }] },
+      response: {
+        description: 'A bare array of the groups.',
+        schema: array(ref('GroupRef')),
+        example: [{ uuid: GROUP_ID, name: 'Customers' }],
+      },
     },
   },
   {
@@ -495,4 +553,3 @@ export const messagingRoutes: RestRoute[] = [
     },
   },
 ]
-

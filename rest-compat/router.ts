@@ -54,7 +54,14 @@ export function createRestRouter(options: RestRouterOptions) {
         })
         .join('/')
       const specificity = route.path.split('/').filter((s) => s && !s.startsWith(':')).length * 10 - paramNames.length
-      return { route, pattern: new RegExp(`^${source}/?$`), paramNames, document, run: compileDocument(options.schema, document), specificity }
+      return {
+        route,
+        pattern: new RegExp(`^${source}/?$`),
+        paramNames,
+        document,
+        run: compileDocument(options.schema, document),
+        specificity,
+      }
     })
     .sort((a, b) => b.specificity - a.specificity)
 
@@ -84,7 +91,10 @@ export function createRestRouter(options: RestRouterOptions) {
     if (etagMatches(request.headers.get('if-none-match'), etag)) {
       return new Response(null, { status: 304, headers: { ...headers, ETag: etag } })
     }
-    return new Response(head ? null : text, { status, headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers, ETag: etag } })
+    return new Response(head ? null : text, {
+      status,
+      headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers, ETag: etag },
+    })
   }
 
   return {
@@ -97,11 +107,17 @@ export function createRestRouter(options: RestRouterOptions) {
       const hit = hits.find((h) => h.c.route.method === method || (method === 'HEAD' && h.c.route.method === 'GET'))
       const api = hits[0]?.c.route.api ?? (/^\/(channels|programs)([/.]|$)/.test(path) ? 'channel' : 'messaging')
       try {
-        if (method === 'OPTIONS' && hits.length) return preflight(hits.map((h) => h.c.route.method), api)
+        if (method === 'OPTIONS' && hits.length)
+          return preflight(
+            hits.map((h) => h.c.route.method),
+            api,
+          )
         if (!hits.length) throw new AppError('NOT_FOUND', `No route for ${path}`)
         if (!hit) {
           const allow = [...new Set(hits.map((h) => h.c.route.method))].join(', ')
-          return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`), api, rc.requestId, { Allow: allow })
+          return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}`), api, rc.requestId, {
+            Allow: allow,
+          })
         }
         const { route } = hit.c
         const microKey = route.microcache && micro.enabled ? micro.key(cacheKeyOf(route, url), rc.now, route.microcacheSeconds) : null
@@ -127,7 +143,11 @@ export function createRestRouter(options: RestRouterOptions) {
           const result = await hit.c.run(variables, rc.context)
           if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
           const body = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
-          const headers = { ...corsHeaders(route.api), ...(route.contentType ? { 'Content-Type': route.contentType } : {}), ...route.headers?.(result.data) }
+          const headers = {
+            ...corsHeaders(route.api),
+            ...(route.contentType ? { 'Content-Type': route.contentType } : {}),
+            ...route.headers?.(result.data),
+          }
           return { body, headers, text: route.contentType ? String(body) : JSON.stringify(body) }
         }
         if (!route.etag) {
@@ -154,7 +174,15 @@ export function createRestRouter(options: RestRouterOptions) {
         else appError = toAppError(error, options.logger, rc.requestId)
         const rename = hit?.c.route.legacyField
         if (rename && appError.details) {
-          return errorResponse(new AppError(appError.code, appError.message, appError.details.map((d) => ({ ...d, field: rename(d.field) }))), api, rc.requestId)
+          return errorResponse(
+            new AppError(
+              appError.code,
+              appError.message,
+              appError.details.map((d) => ({ ...d, field: rename(d.field) })),
+            ),
+            api,
+            rc.requestId,
+          )
         }
         return errorResponse(appError, api, rc.requestId)
       }

@@ -30,8 +30,14 @@ export const smsRoutes: RestRoute[] = [
       operationId: 'getDeliveryReport',
       tag: 'Delivery reports',
       summary: 'Fetch a delivery report',
-      description: 'Poll until `done` is true; the same JSON is pushed to the account\'s webhook on every status change.',
-      params: { reference: { description: 'The `id` returned when the message was sent.', schema: uuid(), example: '5d8e2f0a-7b3c-4e19-a6d4-2c1f9b0e7a55' } },
+      description: "Poll until `done` is true; the same JSON is pushed to the account's webhook on every status change.",
+      params: {
+        reference: {
+          description: 'The `id` returned when the message was sent.',
+          schema: uuid(),
+          example: '5d8e2f0a-7b3c-4e19-a6d4-2c1f9b0e7a55',
+        },
+      },
       response: {
         description: 'The delivery report.',
         schema: ref('DeliveryReport'),

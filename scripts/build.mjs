@@ -22,7 +22,10 @@ const esbuild = require('esbuild')
 const started = performance.now()
 
 if (!quick) {
-  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noEmit'], { cwd: root, stdio: 'inherit' })
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noEmit'], {
+    cwd: root,
+    stdio: 'inherit',
+  })
   rmSync(dist, { recursive: true, force: true })
 }
 

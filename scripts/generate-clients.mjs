@@ -5,7 +5,10 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const prisma = fileURLToPath(new URL('../node_modules/prisma/build/index.js', import.meta.url))
-for (const [target, url] of [['sqlite', 'file:./data/gateway.db'], ['postgresql', 'postgresql://localhost/unused']]) {
+for (const [target, url] of [
+  ['sqlite', 'file:./data/gateway.db'],
+  ['postgresql', 'postgresql://localhost/unused'],
+]) {
   execFileSync(process.execPath, [prisma, 'generate', '--no-hints'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],

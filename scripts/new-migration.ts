@@ -29,7 +29,11 @@ for (const [target, url] of [
     { env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8' },
   )
   // The first line is Prisma's "Loaded Prisma config" notice.
-  const sql = out.split('\n').filter((line, i) => !(i === 0 && line.startsWith('Loaded Prisma config'))).join('\n').trim()
+  const sql = out
+    .split('\n')
+    .filter((line, i) => !(i === 0 && line.startsWith('Loaded Prisma config')))
+    .join('\n')
+    .trim()
   if (!sql || sql === '-- This is an empty migration.') {
     console.log(`${target}: no change`)
     continue
@@ -46,4 +50,3 @@ for (const [target, url] of [
   }
   console.log(`${target}: wrote ${folder}/migration.sql`)
 }
-

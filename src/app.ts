@@ -98,7 +98,11 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker }: A
     // Size, tokens, nesting, depth, aliases and list-aware cost: src/graphql/limits/.
     // Malformed parameters are the client's 400, never a masked fault (graphqlParamsPlugin).
     // Operation names become metric labels only when they are the operator's (docs/operations.md "Metrics").
-    plugins: [graphqlParamsPlugin(), graphqlLimitsPlugin(), graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) })],
+    plugins: [
+      graphqlParamsPlugin(),
+      graphqlLimitsPlugin(),
+      graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) }),
+    ],
   })
 
   const microcache = new Microcache(env.CHANNEL_CACHE_MS)
@@ -122,7 +126,11 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker }: A
   })
   const web = createWebRoutes(restRoutes)
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
-  const live = createLiveStreams({ perKey: env.SUBSCRIPTIONS_PER_KEY, perAddress: env.SUBSCRIPTIONS_PER_IP, keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS })
+  const live = createLiveStreams({
+    perKey: env.SUBSCRIPTIONS_PER_KEY,
+    perAddress: env.SUBSCRIPTIONS_PER_IP,
+    keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS,
+  })
   const cors = createCorsPolicy({ origins: env.CORS_ORIGINS, publicBaseUrl: env.PUBLIC_BASE_URL })
   const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 

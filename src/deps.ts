@@ -47,7 +47,9 @@ export function createDeps(
   overrides: Partial<Omit<Deps, 'db' | 'dbKind' | 'env'>> = {},
 ): Deps {
   const logger = overrides.logger ?? createLogger(env.LOG_LEVEL)
-  const events = overrides.events ?? createEventBus({ databaseUrl: env.DATABASE_URL, db: database.prisma, logger, connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS })
+  const events =
+    overrides.events ??
+    createEventBus({ databaseUrl: env.DATABASE_URL, db: database.prisma, logger, connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS })
   if (!overrides.events && database.close) {
     const closeDatabase = database.close
     database.close = async () => {

@@ -86,7 +86,12 @@ describe.each(targets)('API key cache on $name', (target) => {
     expect(second.statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
     expect(second.statements.length).toBe(first.statements.length - 1)
     kit.statements.length = 0
-    expect(await kit.deps.apiKeyCache.authenticate(s.key)).toEqual({ id: s.account.id, name: 'Acme', timezone: 'UTC', keyId: expect.any(String) })
+    expect(await kit.deps.apiKeyCache.authenticate(s.key)).toEqual({
+      id: s.account.id,
+      name: 'Acme',
+      timezone: 'UTC',
+      keyId: expect.any(String),
+    })
     expect(kit.statements).toEqual([])
   })
 
@@ -168,7 +173,9 @@ describe.each(targets)('API key cache on $name', (target) => {
     kit.statements.length = 0
     await expect(kit.deps.apiKeyCache.authenticate('not-a-key')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
     expect(kit.statements).toEqual([])
-    await expect(kit.deps.apiKeyCache.authenticate(`${s.key.slice(0, -1)}${s.key.endsWith('A') ? 'B' : 'A'}`)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+    await expect(kit.deps.apiKeyCache.authenticate(`${s.key.slice(0, -1)}${s.key.endsWith('A') ? 'B' : 'A'}`)).rejects.toMatchObject({
+      code: 'UNAUTHENTICATED',
+    })
     await expect(kit.deps.apiKeyCache.authenticate(extra.apiKey)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
   })
 })

@@ -11,7 +11,16 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { spawnServer } from './kit/server-process.js'
 
 const CHROMIUM = '/usr/bin/chromium'
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 const SCREENSHOTS = resolve('test-results/screenshots')
 const LOCAL = new Set(['127.0.0.1', 'localhost'])
 
@@ -29,7 +38,14 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gateway-browser-'))
-    const env = { ...process.env, DATABASE_URL: `file:${join(dir, 'gateway.db')}`, LOG_LEVEL: 'info', WORKER_ENABLED: 'false', PORT: '0', HOST: '127.0.0.1' }
+    const env = {
+      ...process.env,
+      DATABASE_URL: `file:${join(dir, 'gateway.db')}`,
+      LOG_LEVEL: 'info',
+      WORKER_ENABLED: 'false',
+      PORT: '0',
+      HOST: '127.0.0.1',
+    }
     const created = await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', 'account:create', '--name', 'Browser'], { env })
     apiKey = JSON.parse(created.stdout.trim().split('\n').pop()!).apiKey
     const spawned = spawnServer(env)
@@ -37,7 +53,11 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     base = await spawned.listening(60_000)
     // Data for GraphiQL to show, written through the REST API of the same server.
     const post = (path: string, body: unknown) =>
-      fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as any)
+      fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as any)
     const group = await post('/api/contact/group/create', { name: 'Customers' })
     await post('/api/contact/save', { mobile: '0712345678', first_name: 'Wanjiru', groups: [group.reference] })
 
@@ -116,7 +136,9 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     const { page } = opened
     await page.locator('.opblock').first().waitFor({ timeout: 30_000 })
     const document = (await (await fetch(`${base}/api/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> }
-    const expected = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
+    const expected = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+    )
     const methods = await page.locator('.opblock-summary-method').allInnerTexts()
     const paths = await page.locator('.opblock-summary-path').allInnerTexts()
     const shown = methods.map((m, i) => `${m} ${paths[i]!.replace(/\u200b/g, '')}`)

@@ -59,10 +59,22 @@ function guideDocument() {
       timezone: NY,
       show_banner_url: 'https://cdn.example.com/guide/logo.png',
       stream_url: 'https://cdn.example.com/guide/live.m3u8',
-      fallback: { name: 'Harbour Cam', description: 'The harbour, live, between shows', hls_url: 'https://cdn.example.com/guide/cam.m3u8', thumbnail: 'https://cdn.example.com/guide/cam.jpg' },
+      fallback: {
+        name: 'Harbour Cam',
+        description: 'The harbour, live, between shows',
+        hls_url: 'https://cdn.example.com/guide/cam.m3u8',
+        thumbnail: 'https://cdn.example.com/guide/cam.jpg',
+      },
     },
     programs: [
-      { slug: 'round-the-clock', name: 'Round the Clock', synopsis: 'Every six hours.', type: 'on_demand', status: 'active', episodes: chainEpisodes },
+      {
+        slug: 'round-the-clock',
+        name: 'Round the Clock',
+        synopsis: 'Every six hours.',
+        type: 'on_demand',
+        status: 'active',
+        episodes: chainEpisodes,
+      },
       {
         slug: 'specials',
         name: 'Specials',
@@ -72,11 +84,33 @@ function guideDocument() {
         status: 'active',
         episodes: [
           // Ended within the last day: in the guide. Ended earlier: not.
-          { episode_number: 1, name: 'Yesterday', type: 'live', airings: [{ starts_at: iso(ny(2026, 3, 5, 20)), duration_minutes: 60, went_live_at: iso(ny(2026, 3, 5, 20)) }] },
+          {
+            episode_number: 1,
+            name: 'Yesterday',
+            type: 'live',
+            airings: [{ starts_at: iso(ny(2026, 3, 5, 20)), duration_minutes: 60, went_live_at: iso(ny(2026, 3, 5, 20)) }],
+          },
           { episode_number: 2, name: 'Long ago', type: 'live', airings: [{ starts_at: iso(ny(2026, 3, 3, 20)), duration_minutes: 60 }] },
-          { episode_number: 3, name: TRICKY_NAME, synopsis: TRICKY_SYNOPSIS, type: 'live', airings: [{ starts_at: iso(ny(2026, 3, 16, 10)), duration_minutes: 90 }] },
-          { episode_number: 4, name: 'Called off', type: 'live', airings: [{ starts_at: iso(ny(2026, 3, 17, 10)), duration_minutes: 30, cancelled: true }] },
-          { episode_number: 5, name: 'Not ready', type: 'live', status: 'draft', airings: [{ starts_at: iso(ny(2026, 3, 18, 10)), duration_minutes: 30 }] },
+          {
+            episode_number: 3,
+            name: TRICKY_NAME,
+            synopsis: TRICKY_SYNOPSIS,
+            type: 'live',
+            airings: [{ starts_at: iso(ny(2026, 3, 16, 10)), duration_minutes: 90 }],
+          },
+          {
+            episode_number: 4,
+            name: 'Called off',
+            type: 'live',
+            airings: [{ starts_at: iso(ny(2026, 3, 17, 10)), duration_minutes: 30, cancelled: true }],
+          },
+          {
+            episode_number: 5,
+            name: 'Not ready',
+            type: 'live',
+            status: 'draft',
+            airings: [{ starts_at: iso(ny(2026, 3, 18, 10)), duration_minutes: 30 }],
+          },
           // Past the 14 days ahead (now + 14 d = 20 March 12:00).
           { episode_number: 6, name: 'Too far', type: 'live', airings: [{ starts_at: iso(ny(2026, 3, 21, 10)), duration_minutes: 30 }] },
         ],
@@ -98,13 +132,39 @@ function guideDocument() {
         slots: [{ day_of_week: 2, start_time: '10:00', duration_minutes: 60 }],
         episodes: [
           // Default: the end of the first airing (Tuesday 10 March 11:00).
-          { episode_number: 1, name: 'After airing', type: 'pre_recorded', available_on_demand: true, on_demand: { hls_url: 'https://cdn.example.com/r/1.m3u8' }, airings: [{ starts_at: iso(ny(2026, 3, 10, 10)), duration_minutes: 60 }] },
+          {
+            episode_number: 1,
+            name: 'After airing',
+            type: 'pre_recorded',
+            available_on_demand: true,
+            on_demand: { hls_url: 'https://cdn.example.com/r/1.m3u8' },
+            airings: [{ starts_at: iso(ny(2026, 3, 10, 10)), duration_minutes: 60 }],
+          },
           // Explicit null: at once.
-          { episode_number: 2, name: 'At once', type: 'pre_recorded', available_on_demand: true, on_demand: { hls_url: 'https://cdn.example.com/r/2.m3u8', available_at: null }, airings: [{ starts_at: iso(ny(2026, 3, 24, 10)), duration_minutes: 60 }] },
+          {
+            episode_number: 2,
+            name: 'At once',
+            type: 'pre_recorded',
+            available_on_demand: true,
+            on_demand: { hls_url: 'https://cdn.example.com/r/2.m3u8', available_at: null },
+            airings: [{ starts_at: iso(ny(2026, 3, 24, 10)), duration_minutes: 60 }],
+          },
           // Explicit time.
-          { episode_number: 3, name: 'Embargoed', type: 'pre_recorded', available_on_demand: true, on_demand: { id: 77, duration: 3600, hls_url: 'https://cdn.example.com/r/3.m3u8', available_at: '2026-03-12T09:00:00-04:00' } },
+          {
+            episode_number: 3,
+            name: 'Embargoed',
+            type: 'pre_recorded',
+            available_on_demand: true,
+            on_demand: { id: 77, duration: 3600, hls_url: 'https://cdn.example.com/r/3.m3u8', available_at: '2026-03-12T09:00:00-04:00' },
+          },
           // No airing at all: at once.
-          { episode_number: 4, name: 'Never aired', type: 'pre_recorded', available_on_demand: true, on_demand: { hls_url: 'https://cdn.example.com/r/4.m3u8' } },
+          {
+            episode_number: 4,
+            name: 'Never aired',
+            type: 'pre_recorded',
+            available_on_demand: true,
+            on_demand: { hls_url: 'https://cdn.example.com/r/4.m3u8' },
+          },
           // The first airing was cancelled: the next one counts (Tuesday 17 March 11:00).
           {
             episode_number: 5,
@@ -124,11 +184,25 @@ function guideDocument() {
 }
 
 const otherDocument = {
-  channel: { uuid: OTHER, slug: 'another-tv', name: 'Another "Quoted" TV', timezone: 'Africa/Nairobi', stream_url: 'https://cdn.example.com/another/live.m3u8' },
+  channel: {
+    uuid: OTHER,
+    slug: 'another-tv',
+    name: 'Another "Quoted" TV',
+    timezone: 'Africa/Nairobi',
+    stream_url: 'https://cdn.example.com/another/live.m3u8',
+  },
 }
 const plainDocument = {
   channel: { uuid: PLAIN, slug: 'plain-tv', name: 'Plain TV', timezone: 'Africa/Nairobi' },
-  programs: [{ slug: 'plain-show', name: 'Plain Show', type: 'live', status: 'active', slots: [{ day_of_week: 5, start_time: '19:00', duration_minutes: 60 }] }],
+  programs: [
+    {
+      slug: 'plain-show',
+      name: 'Plain Show',
+      type: 'live',
+      status: 'active',
+      slots: [{ day_of_week: 5, start_time: '19:00', duration_minutes: 60 }],
+    },
+  ],
 }
 
 // ---------------------------------------------------------------- readers used by the tests
@@ -262,7 +336,12 @@ for tz in cal.walk('VTIMEZONE'):
 print(json.dumps({'version': str(cal['VERSION']), 'prodid': str(cal['PRODID']), 'events': events, 'zones': zones}))
 `
   const out = execFileSync(python!, ['-c', script, JSON.stringify(probes)], { input: ics, encoding: 'utf8' })
-  return JSON.parse(out) as { version: string; prodid: string; events: { uid: string; start: string; end: string; summary: string; description: string; status: string }[]; zones: Record<string, number[]> }
+  return JSON.parse(out) as {
+    version: string
+    prodid: string
+    events: { uid: string; start: string; end: string; summary: string; description: string; status: string }[]
+    zones: Record<string, number[]>
+  }
 }
 
 const pyUtc = (at: Date) => at.toISOString().replace('.000Z', '+00:00')
@@ -324,22 +403,28 @@ describe.each(targets)('program guides on $name', (target) => {
     expect(list.filter((p) => p.title === 'Recorded').map((p) => p.start)).toEqual(['20260310100000 -0400', '20260317100000 -0400'])
   })
 
-  it.skipIf(!hasXmllint && !needTools)('XMLTV is valid against xmltv.dtd (xmllint), and the check does catch an invalid document', async () => {
-    clock.set(NOW)
-    const xml = (await get(`/channels/${CHANNEL}/xmltv`)).body as string
-    const valid = xmllint(xml)
-    expect(valid.output).toBe('')
-    expect(valid.ok).toBe(true)
-    // A channel with no programmes and no icon is valid too.
-    expect(xmllint((await get(`/channels/${OTHER}/xmltv`)).body).ok).toBe(true)
-    // Control: a programme without its title, or with elements out of the DTD's order, is refused.
-    const untitled = xmllint(xml.replace('<title>Specials</title>', ''))
-    expect(untitled.ok).toBe(false)
-    expect(untitled.output).toMatch(/programme/)
-    const reordered = xml.replace('    <category lang="en">Live</category>\n    <icon src="https://cdn.example.com/guide/specials.jpg"/>', '    <icon src="https://cdn.example.com/guide/specials.jpg"/>\n    <category lang="en">Live</category>')
-    expect(reordered).not.toBe(xml)
-    expect(xmllint(reordered).ok).toBe(false)
-  })
+  it.skipIf(!hasXmllint && !needTools)(
+    'XMLTV is valid against xmltv.dtd (xmllint), and the check does catch an invalid document',
+    async () => {
+      clock.set(NOW)
+      const xml = (await get(`/channels/${CHANNEL}/xmltv`)).body as string
+      const valid = xmllint(xml)
+      expect(valid.output).toBe('')
+      expect(valid.ok).toBe(true)
+      // A channel with no programmes and no icon is valid too.
+      expect(xmllint((await get(`/channels/${OTHER}/xmltv`)).body).ok).toBe(true)
+      // Control: a programme without its title, or with elements out of the DTD's order, is refused.
+      const untitled = xmllint(xml.replace('<title>Specials</title>', ''))
+      expect(untitled.ok).toBe(false)
+      expect(untitled.output).toMatch(/programme/)
+      const reordered = xml.replace(
+        '    <category lang="en">Live</category>\n    <icon src="https://cdn.example.com/guide/specials.jpg"/>',
+        '    <icon src="https://cdn.example.com/guide/specials.jpg"/>\n    <category lang="en">Live</category>',
+      )
+      expect(reordered).not.toBe(xml)
+      expect(xmllint(reordered).ok).toBe(false)
+    },
+  )
 
   it('across the spring-forward week: local block times kept, offsets change, no gap and no overlap (XMLTV and iCalendar)', async () => {
     clock.set(NOW)
@@ -383,10 +468,12 @@ describe.each(targets)('program guides on $name', (target) => {
     expect(tz!.name).toBe('VTIMEZONE')
     expect(prop(tz!, 'TZID').value).toBe(NY)
     // The standard time in force at the start, then the spring-forward at 02:00 local on 8 March.
-    expect(tz!.children.map((o) => [o.name, prop(o, 'DTSTART').value, prop(o, 'TZOFFSETFROM').value, prop(o, 'TZOFFSETTO').value])).toEqual([
-      ['STANDARD', '19700101T000000', '-0500', '-0500'],
-      ['DAYLIGHT', '20260308T020000', '-0500', '-0400'],
-    ])
+    expect(tz!.children.map((o) => [o.name, prop(o, 'DTSTART').value, prop(o, 'TZOFFSETFROM').value, prop(o, 'TZOFFSETTO').value])).toEqual(
+      [
+        ['STANDARD', '19700101T000000', '-0500', '-0500'],
+        ['DAYLIGHT', '20260308T020000', '-0500', '-0400'],
+      ],
+    )
     const events = rest.filter((c) => c.name === 'VEVENT')
     expect(events.length).toBe(rest.length)
     // Chain 32 + Yesterday + tricky + Called off (cancelled, kept) + Recorded 3 (one cancelled).
@@ -415,21 +502,24 @@ describe.each(targets)('program guides on $name', (target) => {
     expect(later.children.filter((c) => c.name === 'VEVENT').map((e) => prop(e, 'UID').value)).toEqual(uids)
   })
 
-  it.skipIf(!python && !needTools)('iCalendar is read by a real iCalendar library (Python icalendar) with the same instants and texts', async () => {
-    clock.set(NOW)
-    const ics = (await get(`/channels/${CHANNEL}/schedule.ics`)).body as string
-    const read = readWithIcalendar(ics, ['2026-03-08T01:59', '2026-03-08T03:00', '2026-03-20T12:00'])
-    expect(read.version).toBe('2.0')
-    // The VTIMEZONE as the library turns it into a tzinfo: -5 h before the change, -4 h from it.
-    expect(read.zones).toEqual({ [NY]: [-300, -240, -240] })
-    const block = (n: number) => read.events.find((e) => e.summary === `Round the Clock: Block ${n}`)!
-    expect(block(5)).toMatchObject({ start: pyUtc(ny(2026, 3, 8, 0)), end: pyUtc(ny(2026, 3, 8, 6)), status: 'CONFIRMED' })
-    expect(block(5).start).toBe('2026-03-08T05:00:00+00:00')
-    expect(block(5).end).toBe('2026-03-08T10:00:00+00:00')
-    const tricky = read.events.find((e) => e.summary === `Specials: ${TRICKY_NAME}`)!
-    expect(tricky).toMatchObject({ description: TRICKY_SYNOPSIS, start: '2026-03-16T14:00:00+00:00', end: '2026-03-16T15:30:00+00:00' })
-    expect(read.events.find((e) => e.summary === 'Specials: Called off')!.status).toBe('CANCELLED')
-  })
+  it.skipIf(!python && !needTools)(
+    'iCalendar is read by a real iCalendar library (Python icalendar) with the same instants and texts',
+    async () => {
+      clock.set(NOW)
+      const ics = (await get(`/channels/${CHANNEL}/schedule.ics`)).body as string
+      const read = readWithIcalendar(ics, ['2026-03-08T01:59', '2026-03-08T03:00', '2026-03-20T12:00'])
+      expect(read.version).toBe('2.0')
+      // The VTIMEZONE as the library turns it into a tzinfo: -5 h before the change, -4 h from it.
+      expect(read.zones).toEqual({ [NY]: [-300, -240, -240] })
+      const block = (n: number) => read.events.find((e) => e.summary === `Round the Clock: Block ${n}`)!
+      expect(block(5)).toMatchObject({ start: pyUtc(ny(2026, 3, 8, 0)), end: pyUtc(ny(2026, 3, 8, 6)), status: 'CONFIRMED' })
+      expect(block(5).start).toBe('2026-03-08T05:00:00+00:00')
+      expect(block(5).end).toBe('2026-03-08T10:00:00+00:00')
+      const tricky = read.events.find((e) => e.summary === `Specials: ${TRICKY_NAME}`)!
+      expect(tricky).toMatchObject({ description: TRICKY_SYNOPSIS, start: '2026-03-16T14:00:00+00:00', end: '2026-03-16T15:30:00+00:00' })
+      expect(read.events.find((e) => e.summary === 'Specials: Called off')!.status).toBe('CANCELLED')
+    },
+  )
 
   it('M3U: channels with a stream URL, by name, tvg-id matching the XMLTV channel id', async () => {
     const res = await get('/channels.m3u')
@@ -467,7 +557,9 @@ describe.each(targets)('program guides on $name', (target) => {
       expect(head.status, path).toBe(200)
       expect(head.headers.get('content-type'), path).toBe(res.headers.get('content-type'))
       expect(await head.text(), path).toBe('')
-      const preflight = await kit.rest('OPTIONS', `/api${path}`, { headers: { origin: 'https://player.example', 'access-control-request-method': 'GET' } })
+      const preflight = await kit.rest('OPTIONS', `/api${path}`, {
+        headers: { origin: 'https://player.example', 'access-control-request-method': 'GET' },
+      })
       expect(preflight.status, path).toBe(204)
       expect(preflight.headers.get('access-control-allow-origin'), path).toBe('*')
       expect((await kit.rest('POST', `/api${path}`, { body: {} })).status, path).toBe(405)
@@ -477,7 +569,12 @@ describe.each(targets)('program guides on $name', (target) => {
     const post = await kit.rest('POST', '/api/channels.m3u', { key, body: {}, headers: { 'idempotency-key': 'x'.repeat(300) } })
     expect([post.status, post.body]).toEqual([405, { error: 'POST is not allowed on /channels.m3u' }])
     expect(await get('/channels.xyz')).toMatchObject({ status: 404, body: { error: 'No route for /channels.xyz' } })
-    for (const path of ['/channels/3e0a7b10-0000-4000-8000-000000000000/xmltv', '/channels/3e0a7b10-0000-4000-8000-000000000000/schedule.ics', '/channels/guide-tv/xmltv', '/channels/guide-tv/schedule.ics']) {
+    for (const path of [
+      '/channels/3e0a7b10-0000-4000-8000-000000000000/xmltv',
+      '/channels/3e0a7b10-0000-4000-8000-000000000000/schedule.ics',
+      '/channels/guide-tv/xmltv',
+      '/channels/guide-tv/schedule.ics',
+    ]) {
       const res = await get(path)
       expect(res.status, path).toBe(404)
       expect(res.body, path).toEqual({ error: 'Channel not found' })
@@ -549,7 +646,12 @@ describe.each(targets)('program guides on $name', (target) => {
     expect((await episodes())['After airing']).toBe('https://cdn.example.com/r/1.m3u8')
     clock.set('2026-03-12T09:00:00-04:00')
     const rest = await get('/programs/recorded/episodes')
-    expect(rest.body.episodes.find((e: any) => e.name === 'Embargoed').on_demand).toEqual({ id: 77, duration: 3600, hls_url: 'https://cdn.example.com/r/3.m3u8', thumbnail_url: null })
+    expect(rest.body.episodes.find((e: any) => e.name === 'Embargoed').on_demand).toEqual({
+      id: 77,
+      duration: 3600,
+      hls_url: 'https://cdn.example.com/r/3.m3u8',
+      thumbnail_url: null,
+    })
     expect((await episodes())['Second chance']).toBeNull()
     clock.set('2026-03-17T11:00:00-04:00')
     expect((await episodes())['Second chance']).toBe('https://cdn.example.com/r/5.m3u8')
@@ -576,35 +678,80 @@ describe.each(targets)('program guides on $name', (target) => {
 
   it('fallback content: described on the channel, shown on OnAir only while the fallback plays; REST programs/current keeps its shape', async () => {
     const query = `query($id: String!) { channel(id: $id) { streamUrl fallback { name description hlsUrl thumbnail } onAir { status playbackSource fallback { name hlsUrl } } } }`
-    const harbour = { name: 'Harbour Cam', description: 'The harbour, live, between shows', hlsUrl: 'https://cdn.example.com/guide/cam.m3u8', thumbnail: 'https://cdn.example.com/guide/cam.jpg' }
+    const harbour = {
+      name: 'Harbour Cam',
+      description: 'The harbour, live, between shows',
+      hlsUrl: 'https://cdn.example.com/guide/cam.m3u8',
+      thumbnail: 'https://cdn.example.com/guide/cam.jpg',
+    }
     // Friday 12:00: the Open Slot is open with no episode.
     clock.set(NOW)
     const open = await kit.gql(query, { id: CHANNEL })
     expect(open.channel).toEqual({
       streamUrl: 'https://cdn.example.com/guide/live.m3u8',
       fallback: harbour,
-      onAir: { status: 'ON_AIR', playbackSource: 'FALLBACK', fallback: { name: 'Harbour Cam', hlsUrl: 'https://cdn.example.com/guide/cam.m3u8' } },
+      onAir: {
+        status: 'ON_AIR',
+        playbackSource: 'FALLBACK',
+        fallback: { name: 'Harbour Cam', hlsUrl: 'https://cdn.example.com/guide/cam.m3u8' },
+      },
     })
     const current = await get(`/channels/${CHANNEL}/programs/current`)
     expect(current.body).toMatchObject({ status: 'on_air', playback_source: 'fallback', program: { name: 'Open Slot' } })
-    expect(Object.keys(current.body).sort()).toEqual(['banner_url', 'channel_name', 'ends_at', 'episode', 'playback_source', 'program', 'started_at', 'status'])
+    expect(Object.keys(current.body).sort()).toEqual([
+      'banner_url',
+      'channel_name',
+      'ends_at',
+      'episode',
+      'playback_source',
+      'program',
+      'started_at',
+      'status',
+    ])
     // Tuesday 10:30: Recorded's episode airs in its slot: no fallback.
     clock.set('2026-03-10T10:30:00-04:00')
-    expect((await kit.gql(query, { id: CHANNEL })).channel.onAir).toEqual({ status: 'ON_AIR', playbackSource: 'PRE_RECORDED', fallback: null })
+    expect((await kit.gql(query, { id: CHANNEL })).channel.onAir).toEqual({
+      status: 'ON_AIR',
+      playbackSource: 'PRE_RECORDED',
+      fallback: null,
+    })
     // Off air: none either.
     clock.set('2026-03-07T12:00:00-05:00')
     expect((await kit.gql(query, { id: CHANNEL })).channel.onAir).toEqual({ status: 'OFF_AIR', playbackSource: null, fallback: null })
     // A channel that does not describe its fallback: null even while it plays.
     clock.set('2026-03-06T19:30:00+03:00')
-    expect((await kit.gql(query, { id: PLAIN })).channel).toEqual({ streamUrl: null, fallback: null, onAir: { status: 'ON_AIR', playbackSource: 'FALLBACK', fallback: null } })
+    expect((await kit.gql(query, { id: PLAIN })).channel).toEqual({
+      streamUrl: null,
+      fallback: null,
+      onAir: { status: 'ON_AIR', playbackSource: 'FALLBACK', fallback: null },
+    })
   })
 
   it('a re-import without the new fields clears them', async () => {
-    await importChannel(kit.deps, { channel: { uuid: PLAIN, slug: 'plain-tv', name: 'Plain TV', timezone: 'Africa/Nairobi', stream_url: 'https://x.example/s.m3u8', fallback: { name: 'Card' } } })
+    await importChannel(kit.deps, {
+      channel: {
+        uuid: PLAIN,
+        slug: 'plain-tv',
+        name: 'Plain TV',
+        timezone: 'Africa/Nairobi',
+        stream_url: 'https://x.example/s.m3u8',
+        fallback: { name: 'Card' },
+      },
+    })
     const row = await kit.db.channel.findUniqueOrThrow({ where: { id: PLAIN } })
-    expect(row).toMatchObject({ streamUrl: 'https://x.example/s.m3u8', fallbackName: 'Card', fallbackDescription: '', fallbackHlsUrl: null, fallbackThumbnail: null })
+    expect(row).toMatchObject({
+      streamUrl: 'https://x.example/s.m3u8',
+      fallbackName: 'Card',
+      fallbackDescription: '',
+      fallbackHlsUrl: null,
+      fallbackThumbnail: null,
+    })
     await importChannel(kit.deps, plainDocument)
-    expect(await kit.db.channel.findUniqueOrThrow({ where: { id: PLAIN } })).toMatchObject({ streamUrl: null, fallbackName: null, fallbackDescription: null })
+    expect(await kit.db.channel.findUniqueOrThrow({ where: { id: PLAIN } })).toMatchObject({
+      streamUrl: null,
+      fallbackName: null,
+      fallbackDescription: null,
+    })
   })
 })
 
@@ -626,7 +773,17 @@ describe('import format: stream_url, fallback, on_demand.available_at', () => {
     expect(problems({ channel: { ...base.channel, fallback: { name: 'x'.repeat(201) } } })).toEqual(['channel.fallback.name'])
     const episode = (available_at: unknown) => ({
       ...base,
-      programs: [{ slug: 'p', name: 'P', type: 'live', status: 'active', episodes: [{ episode_number: 1, name: 'E', type: 'live', on_demand: { hls_url: 'https://cdn.example.com/h.m3u8', available_at } }] }],
+      programs: [
+        {
+          slug: 'p',
+          name: 'P',
+          type: 'live',
+          status: 'active',
+          episodes: [
+            { episode_number: 1, name: 'E', type: 'live', on_demand: { hls_url: 'https://cdn.example.com/h.m3u8', available_at } },
+          ],
+        },
+      ],
     })
     expect(problems(episode('2026-03-12 09:00'))).toEqual(['programs.0.episodes.0.on_demand.available_at'])
     expect(problems(episode('2026-03-12T09:00:00'))).toEqual(['programs.0.episodes.0.on_demand.available_at'])
@@ -655,17 +812,36 @@ describe('guide builders', () => {
   })
   // Sunday 1 November 2026: 01:00-02:00 EDT, then 01:00-02:00 EST again.
   const first = new Date('2026-11-01T05:00:00Z') // 01:00 EDT
-  const fallBack = [airing(1, new Date('2026-11-01T04:00:00Z'), 60), airing(2, first, 30), airing(3, new Date('2026-11-01T05:30:00Z'), 60), airing(4, new Date('2026-11-01T06:30:00Z'), 30)]
-  const options = { host: 'h.example', now: new Date('2026-10-31T12:00:00Z'), window: { from: new Date('2026-10-30T12:00:00Z'), to: new Date('2026-11-14T12:00:00Z') }, prodId: '-//t//t//EN' }
+  const fallBack = [
+    airing(1, new Date('2026-11-01T04:00:00Z'), 60),
+    airing(2, first, 30),
+    airing(3, new Date('2026-11-01T05:30:00Z'), 60),
+    airing(4, new Date('2026-11-01T06:30:00Z'), 30),
+  ]
+  const options = {
+    host: 'h.example',
+    now: new Date('2026-10-31T12:00:00Z'),
+    window: { from: new Date('2026-10-30T12:00:00Z'), to: new Date('2026-11-14T12:00:00Z') },
+    prodId: '-//t//t//EN',
+  }
 
   it('fall back: the repeated hour is written in UTC, where a local time would be ambiguous; the VTIMEZONE has the change', () => {
     const cal = parseICalendar(buildICalendar(channel, fallBack, options))
-    const times = (name: string) => cal.children.filter((c) => c.name === 'VEVENT').map((e) => `${prop(e, name).params.TZID ?? 'UTC'} ${prop(e, name).value}`)
+    const times = (name: string) =>
+      cal.children.filter((c) => c.name === 'VEVENT').map((e) => `${prop(e, name).params.TZID ?? 'UTC'} ${prop(e, name).value}`)
     // 01:00-01:59 local happens twice (EDT, then EST): those instants are written in UTC.
     expect(times('DTSTART')).toEqual([`${NY} 20261101T000000`, 'UTC 20261101T050000Z', 'UTC 20261101T053000Z', 'UTC 20261101T063000Z'])
     expect(times('DTEND')).toEqual(['UTC 20261101T050000Z', 'UTC 20261101T053000Z', 'UTC 20261101T063000Z', `${NY} 20261101T020000`])
     const tz = cal.children[0]!
-    expect(tz.children.map((o) => [o.name, prop(o, 'DTSTART').value, prop(o, 'TZOFFSETFROM').value, prop(o, 'TZOFFSETTO').value, prop(o, 'TZNAME').value])).toEqual([
+    expect(
+      tz.children.map((o) => [
+        o.name,
+        prop(o, 'DTSTART').value,
+        prop(o, 'TZOFFSETFROM').value,
+        prop(o, 'TZOFFSETTO').value,
+        prop(o, 'TZNAME').value,
+      ]),
+    ).toEqual([
       ['DAYLIGHT', '19700101T000000', '-0400', '-0400', 'EDT'],
       ['STANDARD', '20261101T020000', '-0400', '-0500', 'EST'],
     ])
@@ -679,24 +855,41 @@ describe('guide builders', () => {
     ])
   })
 
-  it.skipIf(!python && !needTools)('fall back: the library reads every instant back exactly, and the zone offsets from the VTIMEZONE', () => {
-    const read = readWithIcalendar(buildICalendar(channel, fallBack, options), ['2026-10-31T23:59', '2026-11-01T00:59', '2026-11-01T02:00', '2026-11-10T12:00'])
-    expect(read.events.map((e) => [e.start, e.end])).toEqual(fallBack.map((a) => [pyUtc(a.startsAt), pyUtc(a.endsAt)]))
-    expect(read.zones[NY]).toEqual([-240, -240, -300, -300])
-  })
+  it.skipIf(!python && !needTools)(
+    'fall back: the library reads every instant back exactly, and the zone offsets from the VTIMEZONE',
+    () => {
+      const read = readWithIcalendar(buildICalendar(channel, fallBack, options), [
+        '2026-10-31T23:59',
+        '2026-11-01T00:59',
+        '2026-11-01T02:00',
+        '2026-11-10T12:00',
+      ])
+      expect(read.events.map((e) => [e.start, e.end])).toEqual(fallBack.map((a) => [pyUtc(a.startsAt), pyUtc(a.endsAt)]))
+      expect(read.zones[NY]).toEqual([-240, -240, -300, -300])
+    },
+  )
 
   it('a zone without DST: one observance; a half-hour zone prints its offset', () => {
     const kolkata = { ...channel, timezone: 'Asia/Kolkata' }
     const cal = parseICalendar(buildICalendar(kolkata, [airing(1, new Date('2026-03-10T04:30:00Z'), 60)], options))
     expect(cal.children[0]!.children.map((o) => [o.name, prop(o, 'TZOFFSETTO').value])).toEqual([['STANDARD', '+0530']])
-    expect(programmes(buildXmltv(kolkata, [airing(1, new Date('2026-03-10T04:30:00Z'), 60)], { publicBaseUrl: 'https://h.example', generator: 'g' }))[0]!.start).toBe('20260310100000 +0530')
+    expect(
+      programmes(
+        buildXmltv(kolkata, [airing(1, new Date('2026-03-10T04:30:00Z'), 60)], { publicBaseUrl: 'https://h.example', generator: 'g' }),
+      )[0]!.start,
+    ).toBe('20260310100000 +0530')
   })
 
   it('folds at 75 octets without splitting a UTF-8 character', () => {
     const line = `DESCRIPTION:${'é'.repeat(100)}`
     const folded = foldLine(line)
     for (const part of folded.split('\r\n')) expect(Buffer.byteLength(part)).toBeLessThanOrEqual(75)
-    expect(folded.split('\r\n').map((p, i) => (i ? p.slice(1) : p)).join('')).toBe(line)
+    expect(
+      folded
+        .split('\r\n')
+        .map((p, i) => (i ? p.slice(1) : p))
+        .join(''),
+    ).toBe(line)
     expect(foldLine('SHORT:x')).toBe('SHORT:x')
   })
 })

@@ -1,6 +1,14 @@
 // Table-driven tests of the channel rules: pure functions of (data, now).
 import { describe, expect, it } from 'vitest'
-import { airingState, broadcastStatus, cacheSecondsUntil, episodeStatus, humanRemaining, nowPlaying, onAirNow } from '../src/channel/rules.js'
+import {
+  airingState,
+  broadcastStatus,
+  cacheSecondsUntil,
+  episodeStatus,
+  humanRemaining,
+  nowPlaying,
+  onAirNow,
+} from '../src/channel/rules.js'
 import type { AiringRow, ChannelSnapshot, ProgramRow } from '../src/channel/types.js'
 
 const at = (iso: string) => new Date(iso)
@@ -24,7 +32,22 @@ function program(over: Partial<ProgramRow> = {}): ProgramRow {
   }
 }
 
-function airing(p: ProgramRow, startsAt: string, over: { minutes?: number; type?: string; status?: string; cancelled?: boolean; wentLiveAt?: string; liveEndedAt?: string; name?: string; synopsis?: string | null; bannerUrl?: string | null; trailerUrl?: string | null } = {}): AiringRow {
+function airing(
+  p: ProgramRow,
+  startsAt: string,
+  over: {
+    minutes?: number
+    type?: string
+    status?: string
+    cancelled?: boolean
+    wentLiveAt?: string
+    liveEndedAt?: string
+    name?: string
+    synopsis?: string | null
+    bannerUrl?: string | null
+    trailerUrl?: string | null
+  } = {},
+): AiringRow {
   const episode = {
     id: ids++,
     programId: p.id,
@@ -67,7 +90,17 @@ function snapshot(over: Partial<ChannelSnapshot> = {}, timezone = 'America/New_Y
   }
 }
 
-const video = (id: number, name: string, seconds: number) => ({ id, channelId: 'c', ref: name, name, description: `${name} description`, thumbnail: `https://cdn/${name}.jpg`, hlsUrl: null, resolution: null, durationSeconds: seconds })
+const video = (id: number, name: string, seconds: number) => ({
+  id,
+  channelId: 'c',
+  ref: name,
+  name,
+  description: `${name} description`,
+  thumbnail: `https://cdn/${name}.jpg`,
+  hlsUrl: null,
+  resolution: null,
+  durationSeconds: seconds,
+})
 
 describe('airing state', () => {
   const p = program()
@@ -142,7 +175,12 @@ describe('programs/current: playback source and banners', () => {
   it.each([
     ['pre-recorded episode', { type: 'pre_recorded' }, {}, 'pre_recorded'],
     ['live episode with its feed', { type: 'live', wentLiveAt: '2026-03-03T12:01:00Z' }, {}, 'livestream'],
-    ['live episode after its feed ended', { type: 'live', wentLiveAt: '2026-03-03T12:01:00Z', liveEndedAt: '2026-03-03T12:20:00Z' }, { trailerUrl: 'https://cdn/t.m3u8' }, 'trailer'],
+    [
+      'live episode after its feed ended',
+      { type: 'live', wentLiveAt: '2026-03-03T12:01:00Z', liveEndedAt: '2026-03-03T12:20:00Z' },
+      { trailerUrl: 'https://cdn/t.m3u8' },
+      'trailer',
+    ],
     ['live episode waiting, program trailer', { type: 'live' }, { trailerUrl: 'https://cdn/t.m3u8' }, 'trailer'],
     ['live episode waiting, episode trailer', { type: 'live', trailerUrl: 'https://cdn/e.m3u8' }, {}, 'trailer'],
     ['live episode waiting, no trailer', { type: 'live' }, {}, 'standby'],
@@ -213,9 +251,31 @@ describe('weekly slots across DST and midnight', () => {
 
 describe('now playing', () => {
   const NOW = at('2026-03-03T12:30:00Z')
-  const slotProgram = () => program({ name: 'Morning', synopsis: 'Morning synopsis', bannerUrl: 'https://cdn/morning.jpg', slots: [{ id: 1, programId: 0, ...weekday }] })
-  const broadcast = { id: 7, channelId: 'c', videoId: 3, startsAt: at('2026-03-03T12:00:00Z'), endsAt: at('2026-03-03T13:00:00Z'), cancelled: false, video: video(3, 'Doc', 3600) }
-  const live = { id: 1, channelId: 'c', title: 'Marathon', description: 'Finish line', location: 'Park', startedAt: at('2026-03-03T12:10:00Z'), endedAt: null }
+  const slotProgram = () =>
+    program({
+      name: 'Morning',
+      synopsis: 'Morning synopsis',
+      bannerUrl: 'https://cdn/morning.jpg',
+      slots: [{ id: 1, programId: 0, ...weekday }],
+    })
+  const broadcast = {
+    id: 7,
+    channelId: 'c',
+    videoId: 3,
+    startsAt: at('2026-03-03T12:00:00Z'),
+    endsAt: at('2026-03-03T13:00:00Z'),
+    cancelled: false,
+    video: video(3, 'Doc', 3600),
+  }
+  const live = {
+    id: 1,
+    channelId: 'c',
+    title: 'Marathon',
+    description: 'Finish line',
+    location: 'Park',
+    startedAt: at('2026-03-03T12:10:00Z'),
+    endedAt: null,
+  }
   const playlist = {
     id: 1,
     channelId: 'c',
@@ -232,7 +292,10 @@ describe('now playing', () => {
 
   it('(a) a program episode in its slot: episode name and synopsis, banner, the slot times', () => {
     const p = slotProgram()
-    const n = nowPlaying(snapshot({ programs: [p], airings: [airing(p, '2026-03-03T12:00:00Z', { minutes: 120, name: 'Tuesday' })], broadcasts: [broadcast] }), NOW)
+    const n = nowPlaying(
+      snapshot({ programs: [p], airings: [airing(p, '2026-03-03T12:00:00Z', { minutes: 120, name: 'Tuesday' })], broadcasts: [broadcast] }),
+      NOW,
+    )
     expect(n).toEqual({
       channelName: 'Channel One',
       isLive: false,
@@ -276,7 +339,16 @@ describe('now playing', () => {
     const n = nowPlaying(snapshot({ liveBroadcasts: [live], playlist }), NOW)
     expect(n).toMatchObject({
       isLive: true,
-      currentVideo: { name: 'Marathon', description: 'Finish line', location: 'Park', thumbnail: 'https://cdn/show.jpg', startTime: null, endTime: null, remainingTime: 0, remainingTimeHuman: 'Live' },
+      currentVideo: {
+        name: 'Marathon',
+        description: 'Finish line',
+        location: 'Park',
+        thumbnail: 'https://cdn/show.jpg',
+        startTime: null,
+        endTime: null,
+        remainingTime: 0,
+        remainingTimeHuman: 'Live',
+      },
       cacheSeconds: 60,
     })
   })
@@ -291,15 +363,30 @@ describe('now playing', () => {
   it('(d) the playlist: the playing video, the logo sting, the time belt', () => {
     // Cycle: Music 240 s, sting 10 s, Promo 60 s, sting 10 s = 320 s, from 00:00Z.
     const video1 = nowPlaying(snapshot({ playlist }), at('2026-03-03T00:01:00Z'))
-    expect(video1.currentVideo).toMatchObject({ name: 'Music', startTime: at('2026-03-03T00:00:00Z'), endTime: at('2026-03-03T00:04:00Z'), remainingTime: 180 })
+    expect(video1.currentVideo).toMatchObject({
+      name: 'Music',
+      startTime: at('2026-03-03T00:00:00Z'),
+      endTime: at('2026-03-03T00:04:00Z'),
+      remainingTime: 180,
+    })
     const sting = nowPlaying(snapshot({ playlist }), at('2026-03-03T00:04:05Z'))
-    expect(sting.currentVideo).toMatchObject({ name: 'Channel One', description: 'Loading video...', startTime: at('2026-03-03T00:04:00Z'), endTime: at('2026-03-03T00:04:10Z') })
+    expect(sting.currentVideo).toMatchObject({
+      name: 'Channel One',
+      description: 'Loading video...',
+      startTime: at('2026-03-03T00:04:00Z'),
+      endTime: at('2026-03-03T00:04:10Z'),
+    })
     const video2 = nowPlaying(snapshot({ playlist }), at('2026-03-03T00:04:20Z'))
     expect(video2.currentVideo).toMatchObject({ name: 'Promo', remainingTime: 50 })
     const nextCycle = nowPlaying(snapshot({ playlist }), at('2026-03-03T00:06:00Z'))
     expect(nextCycle.currentVideo).toMatchObject({ name: 'Music', startTime: at('2026-03-03T00:05:20Z') })
     const belt = nowPlaying(snapshot({ playlist }), at('2026-03-03T20:30:00Z'))
-    expect(belt.currentVideo).toMatchObject({ name: 'Rotation', description: 'Round the clock', startTime: at('2026-03-03T20:00:00Z'), endTime: at('2026-03-03T21:00:00Z') })
+    expect(belt.currentVideo).toMatchObject({
+      name: 'Rotation',
+      description: 'Round the clock',
+      startTime: at('2026-03-03T20:00:00Z'),
+      endTime: at('2026-03-03T21:00:00Z'),
+    })
   })
 
   it('expects a change when something of higher priority starts, and says nothing plays when nothing does', () => {
@@ -308,7 +395,13 @@ describe('now playing', () => {
     expect(n.estimatedEndAt).toEqual(at('2026-03-03T00:02:00Z'))
     expect(n.cacheSeconds).toBe(60)
     const nothing = nowPlaying(snapshot(), NOW)
-    expect(nothing).toEqual({ channelName: 'Channel One', isLive: false, currentVideo: null, estimatedEndAt: at('2026-03-03T12:31:00Z'), cacheSeconds: 60 })
+    expect(nothing).toEqual({
+      channelName: 'Channel One',
+      isLive: false,
+      currentVideo: null,
+      estimatedEndAt: at('2026-03-03T12:31:00Z'),
+      cacheSeconds: 60,
+    })
     const ending = nowPlaying(snapshot({ broadcasts: [broadcast] }), at('2026-03-03T12:59:59.500Z'))
     expect(ending.cacheSeconds).toBe(1)
   })

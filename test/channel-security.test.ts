@@ -22,7 +22,9 @@ const ANY_BREAK = /\r\n|[\n\r\u000B\u000C\u0085\u2028\u2029]/
 
 async function cli(url: string, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: url } })
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: url },
+    })
     return { code: 0, stdout, stderr }
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string }
@@ -31,7 +33,17 @@ async function cli(url: string, ...args: string[]) {
 }
 
 /** A channel of `programs` programs with `episodes` episodes each and `airings` airings each, back to back from `start`, `minutes` long. */
-function bigChannel(slug: string, uuid: string, { programs, episodes, airings, minutes = 5, start = Date.parse(NOW) - 3_600_000 }: { programs: number; episodes: number; airings: number; minutes?: number; start?: number }) {
+function bigChannel(
+  slug: string,
+  uuid: string,
+  {
+    programs,
+    episodes,
+    airings,
+    minutes = 5,
+    start = Date.parse(NOW) - 3_600_000,
+  }: { programs: number; episodes: number; airings: number; minutes?: number; start?: number },
+) {
   let at = start
   return {
     channel: { uuid, slug, name: `Big ${slug}`, timezone: 'Africa/Nairobi', stream_url: `https://cdn.example.com/${slug}/live.m3u8` },
@@ -101,7 +113,11 @@ describe.each(targets)('channel hardening on $name', (target) => {
 
   it('every channel route answers 400 {error} to an out-of-range or junk date, never a 5xx', async () => {
     const program = SAMPLE.programs[0].slug
-    const paths = ['/api/channels/city-tv/programs/upcoming', `/api/channels/${SAMPLE.channel.uuid}/programs/upcoming`, `/api/programs/${program}/episodes`]
+    const paths = [
+      '/api/channels/city-tv/programs/upcoming',
+      `/api/channels/${SAMPLE.channel.uuid}/programs/upcoming`,
+      `/api/programs/${program}/episodes`,
+    ]
     const answers: string[] = []
     for (const path of paths) {
       for (const name of ['from', 'to']) {
@@ -118,9 +134,17 @@ describe.each(targets)('channel hardening on $name', (target) => {
     const codes: string[] = []
     for (const value of EXTREME_DATES) {
       for (const name of ['from', 'to']) {
-        const upcoming = await kit.graphql(`query($v: String) { channel(id: "city-tv") { upcomingAirings(${name}: $v) { id } } }`, { v: value })
-        const episodes = await kit.graphql(`query($v: String) { program(id: "${SAMPLE.programs[0].slug}") { episodes(${name}: $v) { total } } }`, { v: value })
-        codes.push(`upcoming ${name}=${value}: ${upcoming.errors?.[0]?.extensions?.code}`, `episodes ${name}=${value}: ${episodes.errors?.[0]?.extensions?.code}`)
+        const upcoming = await kit.graphql(`query($v: String) { channel(id: "city-tv") { upcomingAirings(${name}: $v) { id } } }`, {
+          v: value,
+        })
+        const episodes = await kit.graphql(
+          `query($v: String) { program(id: "${SAMPLE.programs[0].slug}") { episodes(${name}: $v) { total } } }`,
+          { v: value },
+        )
+        codes.push(
+          `upcoming ${name}=${value}: ${upcoming.errors?.[0]?.extensions?.code}`,
+          `episodes ${name}=${value}: ${episodes.errors?.[0]?.extensions?.code}`,
+        )
       }
     }
     expect(codes).toEqual(codes.map((c) => c.replace(/: .*$/, ': BAD_REQUEST')))
@@ -139,7 +163,10 @@ describe.each(targets)('channel hardening on $name', (target) => {
     doc.live_broadcasts = [{ title: 'Old', started_at: '0000-01-01T00:00:00Z' }]
     const before = await fingerprint(kit)
     const error = await importError(kit, JSON.stringify(doc), key)
-    expect(error.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'live_broadcasts.0.started_at', message: 'must be between the years 1900 and 9999' }] })
+    expect(error.extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ field: 'live_broadcasts.0.started_at', message: 'must be between the years 1900 and 9999' }],
+    })
     expect(await fingerprint(kit)).toEqual(before)
   })
 
@@ -163,7 +190,10 @@ describe.each(targets)('channel hardening on $name', (target) => {
       spoil(doc)
       const error = await importError(kit, JSON.stringify(doc), key)
       found.push({ code: error.extensions.code, details: error.extensions.details })
-      expect(found.at(-1), field).toEqual({ code: 'VALIDATION_FAILED', details: [{ field, message: 'must be an http or https URL without spaces or line breaks' }] })
+      expect(found.at(-1), field).toEqual({
+        code: 'VALIDATION_FAILED',
+        details: [{ field, message: 'must be an http or https URL without spaces or line breaks' }],
+      })
     }
     expect(await fingerprint(kit)).toEqual(before)
   })
@@ -181,7 +211,7 @@ describe.each(targets)('channel hardening on $name', (target) => {
     clock.advance(60_000)
 
     const m3u = await kit.rest('GET', '/api/channels.m3u')
-    const flat = 'Line Break TV one two three #EXTINF:-1 tvg-name=\'x\',Injected http://evil.example.com/ end'
+    const flat = "Line Break TV one two three #EXTINF:-1 tvg-name='x',Injected http://evil.example.com/ end"
     expect(m3u.body.split(ANY_BREAK)).toEqual([
       '#EXTM3U',
       '#EXTINF:-1 tvg-id="city-tv.tv.example.com" tvg-name="City TV" tvg-logo="https://cdn.example.com/city-tv/banner.jpg" group-title="Channels",City TV',
@@ -194,7 +224,8 @@ describe.each(targets)('channel hardening on $name', (target) => {
     const xmltv: string = (await kit.rest('GET', `/api/channels/${uuid}/xmltv`)).body
     // The document's own line ends are LF only, between elements; the data's breaks are &#10;.
     expect(xmltv).not.toMatch(/[\r\u000B\u000C\u0085\u2028\u2029]/)
-    const escaped = 'Line&#10;Break&#10;TV&#10;one&#10;two&#10;three&#10;#EXTINF:-1 tvg-name=&quot;x&quot;,Injected&#10;http://evil.example.com/&#10;end'
+    const escaped =
+      'Line&#10;Break&#10;TV&#10;one&#10;two&#10;three&#10;#EXTINF:-1 tvg-name=&quot;x&quot;,Injected&#10;http://evil.example.com/&#10;end'
     expect(xmltv.split('\n').filter((l) => /<(display-name|sub-title|desc)>/.test(l))).toEqual([
       `    <display-name>${escaped}</display-name>`,
       `    <sub-title>${escaped}</sub-title>`,
@@ -204,7 +235,12 @@ describe.each(targets)('channel hardening on $name', (target) => {
     const ics: string = (await kit.rest('GET', `/api/channels/${uuid}/schedule.ics`)).body
     // Every line ends in CRLF and holds no other break; the data's breaks are escaped \n.
     expect(ics.endsWith('\r\n')).toBe(true)
-    expect(ics.slice(0, -2).split('\r\n').filter((line) => ANY_BREAK.test(line))).toEqual([])
+    expect(
+      ics
+        .slice(0, -2)
+        .split('\r\n')
+        .filter((line) => ANY_BREAK.test(line)),
+    ).toEqual([])
     const unfolded = ics.replace(/\r\n /g, '')
     expect(unfolded.split('\r\n').find((l) => l.startsWith('X-WR-CALNAME'))).toBe(
       'X-WR-CALNAME:Line\\nBreak\\nTV\\none\\ntwo\\nthree\\n#EXTINF:-1 tvg-name="x"\\,Injected\\nhttp://evil.example.com/\\nend',
@@ -240,7 +276,11 @@ describe.each(targets)('channel hardening on $name', (target) => {
 
   it('an import beyond a bound is a 422 naming the bound, before any write (GraphQL)', async () => {
     const before = await fingerprint(kit)
-    const tooMany = bigChannel('too-many', '5a2c9e23-8b7f-4daa-9f96-ac6b7a8f9eb5', { programs: 1, episodes: 1, airings: IMPORT_LIMITS.airings + 1 })
+    const tooMany = bigChannel('too-many', '5a2c9e23-8b7f-4daa-9f96-ac6b7a8f9eb5', {
+      programs: 1,
+      episodes: 1,
+      airings: IMPORT_LIMITS.airings + 1,
+    })
     expect((await importError(kit, JSON.stringify(tooMany), key)).extensions).toEqual({
       code: 'VALIDATION_FAILED',
       details: [{ field: 'programs.0.episodes.0.airings', message: 'at most 3,000 airings are allowed' }],
@@ -251,7 +291,11 @@ describe.each(targets)('channel hardening on $name', (target) => {
       code: 'VALIDATION_FAILED',
       details: [{ field: 'programs', message: 'the document has 5100 airings; at most 3,000 airings are allowed' }],
     })
-    const programs = bigChannel('programs', '7c4eb045-ad91-4fcc-9bb8-ce8d9cab1ad7', { programs: IMPORT_LIMITS.programs + 1, episodes: 0, airings: 0 })
+    const programs = bigChannel('programs', '7c4eb045-ad91-4fcc-9bb8-ce8d9cab1ad7', {
+      programs: IMPORT_LIMITS.programs + 1,
+      episodes: 0,
+      airings: 0,
+    })
     expect((await importError(kit, JSON.stringify(programs), key)).extensions).toEqual({
       code: 'VALIDATION_FAILED',
       details: [{ field: 'programs', message: 'at most 100 programs are allowed' }],
@@ -269,7 +313,12 @@ describe.each(targets)('channel hardening on $name', (target) => {
   it('the CLI channel:import refuses the same, exit 1 with the bound named, nothing written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'channel-import-'))
     const file = join(dir, 'big.json')
-    writeFileSync(file, JSON.stringify(bigChannel('cli-big', '8d5fc156-bea2-4add-8cd9-dfae0dbc2be8', { programs: 1, episodes: 1, airings: IMPORT_LIMITS.airings + 1 })))
+    writeFileSync(
+      file,
+      JSON.stringify(
+        bigChannel('cli-big', '8d5fc156-bea2-4add-8cd9-dfae0dbc2be8', { programs: 1, episodes: 1, airings: IMPORT_LIMITS.airings + 1 }),
+      ),
+    )
     const before = await fingerprint(kit)
     const res = await cli(kit.url, 'channel:import', file, '--account', accountId)
     expect([res.code, res.stdout]).toEqual([1, ''])
@@ -289,7 +338,11 @@ describe.each(targets)('channel hardening on $name', (target) => {
     // Batched inserts (Prisma splits them further on SQLite, about 140 airings a statement), not
     // one or more statements per row: before, this import sent more than 10,000.
     expect(fresh).toBeLessThanOrEqual(100)
-    const ids = await kit.db.airing.findMany({ where: { episode: { program: { channelId: uuid } } }, select: { id: true, startsAt: true }, orderBy: { id: 'asc' } })
+    const ids = await kit.db.airing.findMany({
+      where: { episode: { program: { channelId: uuid } } },
+      select: { id: true, startsAt: true },
+      orderBy: { id: 'asc' },
+    })
     expect(ids).toHaveLength(3000)
 
     // Unchanged: no row is written again.
@@ -302,7 +355,11 @@ describe.each(targets)('channel hardening on $name', (target) => {
     kit.statements.length = 0
     await kit.gql(IMPORT, { d: JSON.stringify(doc) }, key)
     expect(kit.statements.length).toBeLessThanOrEqual(100)
-    const after = await kit.db.airing.findMany({ where: { episode: { program: { channelId: uuid } } }, select: { id: true, startsAt: true, cancelled: true }, orderBy: { id: 'asc' } })
+    const after = await kit.db.airing.findMany({
+      where: { episode: { program: { channelId: uuid } } },
+      select: { id: true, startsAt: true, cancelled: true },
+      orderBy: { id: 'asc' },
+    })
     expect(after.map(({ id, startsAt }) => ({ id, startsAt }))).toEqual(ids)
     expect(new Set(after.map((a) => a.cancelled))).toEqual(new Set([true]))
     await kit.db.channel.delete({ where: { id: uuid } })
@@ -312,7 +369,11 @@ describe.each(targets)('channel hardening on $name', (target) => {
 
   it('guide requests differing only in query strings share one cache entry, and concurrent ones one computation', async () => {
     clock.advance(60_000)
-    for (const path of [`/api/channels/${SAMPLE.channel.uuid}/xmltv`, `/api/channels/${SAMPLE.channel.uuid}/schedule.ics`, '/api/channels.m3u']) {
+    for (const path of [
+      `/api/channels/${SAMPLE.channel.uuid}/xmltv`,
+      `/api/channels/${SAMPLE.channel.uuid}/schedule.ics`,
+      '/api/channels.m3u',
+    ]) {
       kit.statements.length = 0
       const first = await kit.rest('GET', path)
       const perGeneration = kit.statements.length
@@ -320,7 +381,9 @@ describe.each(targets)('channel hardening on $name', (target) => {
       const others = []
       for (let i = 0; i < 5; i++) others.push(await kit.rest('GET', `${path}?cb=${Math.random()}&limit=${i}&from=0000-01-01`))
       expect([path, kit.statements.length]).toEqual([path, perGeneration])
-      expect(others.map((r) => [r.status, r.headers.get('etag'), r.body])).toEqual(others.map(() => [200, first.headers.get('etag'), first.body]))
+      expect(others.map((r) => [r.status, r.headers.get('etag'), r.body])).toEqual(
+        others.map(() => [200, first.headers.get('etag'), first.body]),
+      )
     }
 
     // Eight clients at once, each with its own query string, at a new minute: one computation.

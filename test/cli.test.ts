@@ -53,7 +53,15 @@ describe.each(targets)('CLI on $name', (target) => {
 
   it('sets the webhook and prints its secret; adds credit and sets the price', async () => {
     const { account } = await kit.seed().account()
-    const set = await cli(kit.url, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true', 'webhook:set', '--account', account.id, '--url', 'http://127.0.0.1:9/hooks')
+    const set = await cli(
+      kit.url,
+      'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true',
+      'webhook:set',
+      '--account',
+      account.id,
+      '--url',
+      'http://127.0.0.1:9/hooks',
+    )
     expect(set.code).toBe(0)
     expect(JSON.parse(set.stdout)).toEqual({ url: 'http://127.0.0.1:9/hooks', secret: expect.stringMatching(/^whsec_/) })
     const refused = await cli(kit.url, 'webhook:set', '--account', account.id, '--url', 'http://127.0.0.1:9/hooks')
@@ -88,9 +96,13 @@ describe.each(targets)('CLI on $name', (target) => {
       const res = await cli(kit.url, ...args)
       expect(res.code, args[0]).toBe(0)
       expect(res.stdout).toMatch(/^usage: npm run cli -- <command> \[options\]/)
-      for (const name of ['account:create', 'account:list', 'apikey:list', 'channel:list', 'channel:operator', 'demo:seed']) expect(res.stdout).toContain(name)
+      for (const name of ['account:create', 'account:list', 'apikey:list', 'channel:list', 'channel:operator', 'demo:seed'])
+        expect(res.stdout).toContain(name)
     }
-    for (const args of [['channel:import', '--help'], ['help', 'channel:import']]) {
+    for (const args of [
+      ['channel:import', '--help'],
+      ['help', 'channel:import'],
+    ]) {
       const res = await cli(kit.url, ...args)
       expect(res.code).toBe(0)
       expect(res.stdout).toContain('usage: npm run cli -- channel:import <file.json> --account <uuid>')
@@ -119,7 +131,13 @@ describe.each(targets)('CLI on $name', (target) => {
     const keysOut = (await cli(kit.url, 'apikey:list', '--account', made.account.uuid)).stdout
     const keys = JSON.parse(keysOut).keys
     expect(keys).toHaveLength(2)
-    expect(keys[0]).toEqual({ id: anyUuid(), prefix: made.apiKey.slice(0, 15), createdAt: expect.any(String), revokedAt: null, lastUsedAt: null })
+    expect(keys[0]).toEqual({
+      id: anyUuid(),
+      prefix: made.apiKey.slice(0, 15),
+      createdAt: expect.any(String),
+      revokedAt: null,
+      lastUsedAt: null,
+    })
     expect(keysOut).not.toContain(made.apiKey.slice(16))
     const missing = await cli(kit.url, 'apikey:list', '--account', '00000000-0000-4000-8000-000000000000')
     expect(missing.code).toBe(1)
@@ -139,7 +157,13 @@ describe.each(targets)('CLI on $name', (target) => {
     const { account } = await kit.seed().account()
     const handed = await cli(kit.url, 'channel:operator', '--channel', 'cli-tv', '--account', account.id)
     expect(JSON.parse(handed.stdout)).toEqual({ channel: { uuid: channel.uuid, slug: 'cli-tv', operator: account.id } })
-    expect(JSON.parse((await cli(kit.url, 'channel:list')).stdout).channels).toContainEqual({ uuid: channel.uuid, slug: 'cli-tv', name: 'CLI TV', timezone: 'UTC', operator: account.id })
+    expect(JSON.parse((await cli(kit.url, 'channel:list')).stdout).channels).toContainEqual({
+      uuid: channel.uuid,
+      slug: 'cli-tv',
+      name: 'CLI TV',
+      timezone: 'UTC',
+      operator: account.id,
+    })
     const again = await cli(kit.url, 'channel:import', file, '--account', account.id)
     expect(again.code).toBe(0)
     expect(again.stderr).toBe('')

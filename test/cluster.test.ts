@@ -56,7 +56,19 @@ describe.each(targets)('WEB_CONCURRENCY=2 on $name', (target) => {
       const { account } = await createAccount(kit.deps, { name: 'Hooks' })
       await setWebhook(kit.deps, account.id, receiver.url)
       const message = await kit.db.message.create({
-        data: { accountId: account.id, mobile: '+254712345678', sender: 'X', text: 'x', encoding: 'GSM_7', pages: 1, costPerPage: 0n, creditsDeducted: 0n, gateway: 'sandbox', status: 'SENT', broadcastAt: new Date() },
+        data: {
+          accountId: account.id,
+          mobile: '+254712345678',
+          sender: 'X',
+          text: 'x',
+          encoding: 'GSM_7',
+          pages: 1,
+          costPerPage: 0n,
+          creditsDeducted: 0n,
+          gateway: 'sandbox',
+          status: 'SENT',
+          broadcastAt: new Date(),
+        },
       })
       const deliver = async (from: number, n: number) => {
         const now = new Date()

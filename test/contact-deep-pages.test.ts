@@ -16,7 +16,9 @@ import type { ContactInput } from '../src/messaging/contacts.js'
 // case pairs, accents and non-Latin letters, so the database's collation orders some of them.
 const FIRST = ['Émile', 'emile', 'Zoë', 'Ångström', 'bob', 'Bob', 'Ann', 'ann-marie', '李', 'Ōtieno', 'Z']
 const FAMILY = ['', 'Kamau', 'kamau', 'Éla', 'O’Neil']
-const named = (offset: number) => (i: number): ContactInput => ({ firstName: FIRST[(i + offset) % FIRST.length]!, familyName: FAMILY[((i + offset) * 7) % FAMILY.length]! })
+const named =
+  (offset: number) =>
+  (i: number): ContactInput => ({ firstName: FIRST[(i + offset) % FIRST.length]!, familyName: FAMILY[((i + offset) * 7) % FAMILY.length]! })
 
 interface List {
   name: string
@@ -36,11 +38,23 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     big = { name: '137 contacts', accountId: s.account.id }
     bigGroup = { name: 'a group of 46', accountId: s.account.id, groupId: s.group.id }
     const empty = await kit.seed().account('Empty group').group({ name: 'Nobody' })
-    lists.push(big, bigGroup, { name: 'an empty account', accountId: empty.account.id }, { name: 'an empty group', accountId: empty.account.id, groupId: empty.group.id })
+    lists.push(
+      big,
+      bigGroup,
+      { name: 'an empty account', accountId: empty.account.id },
+      { name: 'an empty group', accountId: empty.account.id, groupId: empty.group.id },
+    )
     for (const n of [1, 2, 3]) {
       // The same name on every contact: only the id orders them.
-      const few = await kit.seed().account(`Few ${n}`).group({ name: 'All' }).contacts(n, () => ({ firstName: 'Same', familyName: 'Name' }))
-      lists.push({ name: `${n} contact(s)`, accountId: few.account.id }, { name: `a group of ${n}`, accountId: few.account.id, groupId: few.group.id })
+      const few = await kit
+        .seed()
+        .account(`Few ${n}`)
+        .group({ name: 'All' })
+        .contacts(n, () => ({ firstName: 'Same', familyName: 'Name' }))
+      lists.push(
+        { name: `${n} contact(s)`, accountId: few.account.id },
+        { name: `a group of ${n}`, accountId: few.account.id, groupId: few.group.id },
+      )
     }
   })
 
@@ -48,14 +62,25 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     const request = pageRequest({ page, perPage, search })
     const where = contactListWhere(list.accountId, request, list.groupId)
     const [rows, total] = await Promise.all([
-      kit.db.contact.findMany({ where, orderBy: contactListOrder, skip: request.skip, take: request.perPage, select: { id: true, firstName: true, familyName: true } }),
+      kit.db.contact.findMany({
+        where,
+        orderBy: contactListOrder,
+        skip: request.skip,
+        take: request.perPage,
+        select: { id: true, firstName: true, familyName: true },
+      }),
       kit.db.contact.count({ where }),
     ])
     return { rows, total }
   }
 
   const actual = (list: List, page: number, perPage: number, search = '') =>
-    listContacts(kit.db, kit.deps.dbKind, { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage, search }) }, ['id', 'firstName', 'familyName'])
+    listContacts(
+      kit.db,
+      kit.deps.dbKind,
+      { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage, search }) },
+      ['id', 'firstName', 'familyName'],
+    )
 
   /** Every page of the list, and two past its end, against Prisma's findMany and count. */
   async function expectEveryPage(list: List, perPage: number, search = '') {
@@ -100,48 +125,64 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     await expectEveryPage(list, 7)
   })
 
-  it.runIf(target.name === 'postgresql')('walks the account’s index from the nearer end and never starts the other walk; a group walks forward', async () => {
-    /** The Contact scans under one UNION ALL branch of the plan (its subquery alias): rows read and times started. */
-    function scans(plan: PlanNode, alias: 'f' | 'b'): { rows: number; loops: number }[] {
-      const branch = find(plan, (n) => n['Node Type'] === 'Subquery Scan' && n.Alias === alias)
-      if (!branch) throw new Error(`no branch ${alias} in ${JSON.stringify(plan)}`)
-      const found: { rows: number; loops: number }[] = []
-      walk(branch, (n) => {
-        if (n['Relation Name'] === 'Contact') found.push({ rows: n['Actual Rows']!, loops: n['Actual Loops']! })
-      })
-      return found
-    }
-    async function plan(page: number, perPage: number, list: List = big): Promise<PlanNode> {
-      const statement = contactListStatement('postgresql', { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage }) }, ['id'])
-      return kit.db.$transaction(async (tx) => {
-        // A table this small is cheaper to scan and sort; the walk on the index is what is checked.
-        await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off')
-        await tx.$executeRawUnsafe('SET LOCAL enable_bitmapscan = off')
-        const [row] = await tx.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`)
-        return row!['QUERY PLAN'][0].Plan
-      })
-    }
-    // Page 1 and page 6 of 14 (50 rows before it, 77 after): forward, reading skip + perPage entries.
-    for (const [page, read] of [[1, 10], [6, 60]] as const) {
-      const p = await plan(page, 10)
-      expect(scans(p, 'f'), `page ${page}`).toEqual([{ rows: read, loops: 1 }])
-      expect(scans(p, 'b'), `page ${page}`).toEqual([{ rows: 0, loops: 0 }])
-    }
-    // Page 8 (70 before, 57 after), page 13 and the short last page 14 (7 rows): backward, reading only up to the page’s first row.
-    for (const [page, read] of [[8, 67], [13, 17], [14, 7]] as const) {
-      const p = await plan(page, 10)
-      expect(scans(p, 'f'), `page ${page}`).toEqual([{ rows: 0, loops: 0 }])
-      expect(scans(p, 'b'), `page ${page}`).toEqual([{ rows: read, loops: 1 }])
-    }
-    // Past the end: the backward branch, which stops at once.
-    const past = await plan(30, 10)
-    expect(scans(past, 'f')).toEqual([{ rows: 0, loops: 0 }])
-    expect(scans(past, 'b')[0]!.rows).toBeLessThanOrEqual(10)
-    // A group's last page: one forward walk, no reversed branch in the statement.
-    const group = await plan(5, 10, bigGroup)
-    expect(find(group, (n) => n.Alias === 'b')).toBeUndefined()
-    expect(JSON.stringify(group)).toMatch(/"Relation Name":"Membership"/)
-  })
+  it.runIf(target.name === 'postgresql')(
+    'walks the account’s index from the nearer end and never starts the other walk; a group walks forward',
+    async () => {
+      /** The Contact scans under one UNION ALL branch of the plan (its subquery alias): rows read and times started. */
+      function scans(plan: PlanNode, alias: 'f' | 'b'): { rows: number; loops: number }[] {
+        const branch = find(plan, (n) => n['Node Type'] === 'Subquery Scan' && n.Alias === alias)
+        if (!branch) throw new Error(`no branch ${alias} in ${JSON.stringify(plan)}`)
+        const found: { rows: number; loops: number }[] = []
+        walk(branch, (n) => {
+          if (n['Relation Name'] === 'Contact') found.push({ rows: n['Actual Rows']!, loops: n['Actual Loops']! })
+        })
+        return found
+      }
+      async function plan(page: number, perPage: number, list: List = big): Promise<PlanNode> {
+        const statement = contactListStatement(
+          'postgresql',
+          { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage }) },
+          ['id'],
+        )
+        return kit.db.$transaction(async (tx) => {
+          // A table this small is cheaper to scan and sort; the walk on the index is what is checked.
+          await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off')
+          await tx.$executeRawUnsafe('SET LOCAL enable_bitmapscan = off')
+          const [row] = await tx.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+            Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+          )
+          return row!['QUERY PLAN'][0].Plan
+        })
+      }
+      // Page 1 and page 6 of 14 (50 rows before it, 77 after): forward, reading skip + perPage entries.
+      for (const [page, read] of [
+        [1, 10],
+        [6, 60],
+      ] as const) {
+        const p = await plan(page, 10)
+        expect(scans(p, 'f'), `page ${page}`).toEqual([{ rows: read, loops: 1 }])
+        expect(scans(p, 'b'), `page ${page}`).toEqual([{ rows: 0, loops: 0 }])
+      }
+      // Page 8 (70 before, 57 after), page 13 and the short last page 14 (7 rows): backward, reading only up to the page’s first row.
+      for (const [page, read] of [
+        [8, 67],
+        [13, 17],
+        [14, 7],
+      ] as const) {
+        const p = await plan(page, 10)
+        expect(scans(p, 'f'), `page ${page}`).toEqual([{ rows: 0, loops: 0 }])
+        expect(scans(p, 'b'), `page ${page}`).toEqual([{ rows: read, loops: 1 }])
+      }
+      // Past the end: the backward branch, which stops at once.
+      const past = await plan(30, 10)
+      expect(scans(past, 'f')).toEqual([{ rows: 0, loops: 0 }])
+      expect(scans(past, 'b')[0]!.rows).toBeLessThanOrEqual(10)
+      // A group's last page: one forward walk, no reversed branch in the statement.
+      const group = await plan(5, 10, bigGroup)
+      expect(find(group, (n) => n.Alias === 'b')).toBeUndefined()
+      expect(JSON.stringify(group)).toMatch(/"Relation Name":"Membership"/)
+    },
+  )
 })
 
 interface PlanNode {

@@ -17,7 +17,38 @@ import { pageRequest } from '../src/messaging/paging.js'
 // Characters chosen to trip an index that is not exact: LIKE wildcards and escape, case pairs,
 // characters whose Unicode case folding differs from JavaScript's lower-casing (ſ/s, ς/σ, ß, İ, K),
 // accents (no diacritics folding allowed), a surrogate pair, quotes (FTS5 syntax) and separators.
-const ALPHABET = ['a', 'b', 'A', 'B', 'é', 'É', 'e', 'ß', 's', 'S', 'ſ', 'ς', 'σ', 'Σ', 'İ', 'i', 'K', 'k', '%', '_', '\\', '"', "'", '*', ' ', '-', '1', '2', '😀', '+']
+const ALPHABET = [
+  'a',
+  'b',
+  'A',
+  'B',
+  'é',
+  'É',
+  'e',
+  'ß',
+  's',
+  'S',
+  'ſ',
+  'ς',
+  'σ',
+  'Σ',
+  'İ',
+  'i',
+  'K',
+  'k',
+  '%',
+  '_',
+  '\\',
+  '"',
+  "'",
+  '*',
+  ' ',
+  '-',
+  '1',
+  '2',
+  '😀',
+  '+',
+]
 const text = (max: number) => fc.array(fc.constantFrom(...ALPHABET), { minLength: 1, maxLength: max }).map((a) => a.join(''))
 
 describe.each(targets)('contact search on $name is exactly the substring match', (target) => {
@@ -32,12 +63,22 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     accountId = (await createAccount(deps, { name: 'Search' })).account.id
     otherAccountId = (await createAccount(deps, { name: 'Other' })).account.id
     groupId = (await createGroup(deps, accountId, { name: 'Half' })).group.id
-    const people = fc.sample(fc.record({ firstName: text(8), familyName: text(8), organization: fc.option(text(10), { nil: undefined }) }), { numRuns: 120, seed: 8 })
+    const people = fc.sample(
+      fc.record({ firstName: text(8), familyName: text(8), organization: fc.option(text(10), { nil: undefined }) }),
+      { numRuns: 120, seed: 8 },
+    )
     const inputs = people.map((p) => ({ ...p, mobile: mobile() }))
     // Half of them on the group; the other account holds the same names (isolation).
     await upsertContacts(deps, accountId, parseContacts(inputs.slice(0, 60), 'KE'), groupId)
     await upsertContacts(deps, accountId, parseContacts(inputs.slice(60), 'KE'))
-    await upsertContacts(deps, otherAccountId, parseContacts(inputs.map((p) => ({ ...p, mobile: mobile() })), 'KE'))
+    await upsertContacts(
+      deps,
+      otherAccountId,
+      parseContacts(
+        inputs.map((p) => ({ ...p, mobile: mobile() })),
+        'KE',
+      ),
+    )
     // Renames go through the update trigger of the search index.
     await upsertContacts(deps, accountId, parseContacts([{ ...inputs[0]!, firstName: 'Zed Ünïcode "quoted"' }], 'KE'))
     stored.push(...people.flatMap((p) => [p.firstName, p.familyName, p.organization ?? '']), 'Zed Ünïcode "quoted"')
@@ -48,7 +89,13 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     const request = pageRequest({ search, page, perPage })
     const where = contactListWhere(accountId, request, group)
     const [rows, total] = await Promise.all([
-      kit.db.contact.findMany({ where, orderBy: contactListOrder, skip: request.skip, take: request.perPage, select: { id: true, firstName: true } }),
+      kit.db.contact.findMany({
+        where,
+        orderBy: contactListOrder,
+        skip: request.skip,
+        take: request.perPage,
+        select: { id: true, firstName: true },
+      }),
       kit.db.contact.count({ where }),
     ])
     return { rows, total }
@@ -74,15 +121,21 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     let withHits = 0
     let indexedTerms = 0
     await fc.assert(
-      fc.asyncProperty(terms, fc.integer({ min: 1, max: 3 }), fc.constantFrom(1, 7, 100), fc.boolean(), async (search, page, perPage, inGroup) => {
-        if (!search.trim()) return
-        const group = inGroup ? groupId : undefined
-        const [want, got] = await Promise.all([reference(search, page, perPage, group), indexed(search, page, perPage, group)])
-        expect(got.total, `search ${JSON.stringify(search)}`).toBe(want.total)
-        expect(got.rows, `search ${JSON.stringify(search)}`).toEqual(want.rows)
-        if (want.total > 0) withHits++
-        if (isTrigramTerm(search.trim().toLowerCase())) indexedTerms++
-      }),
+      fc.asyncProperty(
+        terms,
+        fc.integer({ min: 1, max: 3 }),
+        fc.constantFrom(1, 7, 100),
+        fc.boolean(),
+        async (search, page, perPage, inGroup) => {
+          if (!search.trim()) return
+          const group = inGroup ? groupId : undefined
+          const [want, got] = await Promise.all([reference(search, page, perPage, group), indexed(search, page, perPage, group)])
+          expect(got.total, `search ${JSON.stringify(search)}`).toBe(want.total)
+          expect(got.rows, `search ${JSON.stringify(search)}`).toEqual(want.rows)
+          if (want.total > 0) withHits++
+          if (isTrigramTerm(search.trim().toLowerCase())) indexedTerms++
+        },
+      ),
       { numRuns: 150, seed: 88 },
     )
     // The property means something only if many terms hit and many went through the index.
@@ -104,11 +157,18 @@ describe.each(targets)('contact search on $name is exactly the substring match',
 
   it('answers the REST list with the same contacts and meta as the plain LIKE, never another account’s', async () => {
     const { account, apiKey } = await createAccount(kit.deps, { name: 'Rest search' })
-    await upsertContacts(kit.deps, account.id, parseContacts([
-      { mobile: mobile(), firstName: 'Percent 100%', familyName: 'Under_score' },
-      { mobile: mobile(), firstName: 'Back\\slash', familyName: 'PLAIN' },
-      { mobile: mobile(), firstName: 'Plain', familyName: 'Percent 1000' },
-    ], 'KE'))
+    await upsertContacts(
+      kit.deps,
+      account.id,
+      parseContacts(
+        [
+          { mobile: mobile(), firstName: 'Percent 100%', familyName: 'Under_score' },
+          { mobile: mobile(), firstName: 'Back\\slash', familyName: 'PLAIN' },
+          { mobile: mobile(), firstName: 'Plain', familyName: 'Percent 1000' },
+        ],
+        'KE',
+      ),
+    )
     const cases: [string, string[]][] = [
       ['100%', ['Percent 100%']],
       ['%', ['Percent 100%']],
@@ -121,20 +181,28 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     for (const [search, names] of cases) {
       const res = await kit.rest('GET', `/api/contacts?search=${encodeURIComponent(search)}`, { key: apiKey })
       expect(res.status).toBe(200)
-      expect(res.body.data.map((c: any) => c.first_name), search).toEqual(names)
+      expect(
+        res.body.data.map((c: any) => c.first_name),
+        search,
+      ).toEqual(names)
       expect(res.body.meta.total, search).toBe(names.length)
     }
   })
 
   it('refuses a column outside the fixed list before any SQL is built (names are the only raw fragments)', async () => {
     const request = pageRequest({})
-    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id', 'searchText' as never])).rejects.toThrow(/not a contact list column/)
-    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id" FROM "ApiKey" --' as never])).rejects.toThrow(/not a contact list column/)
+    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id', 'searchText' as never])).rejects.toThrow(
+      /not a contact list column/,
+    )
+    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id" FROM "ApiKey" --' as never])).rejects.toThrow(
+      /not a contact list column/,
+    )
   })
 
   it.runIf(target.name === 'sqlite')('keeps the FTS5 index equal to the contacts (integrity-check against the content table)', async () => {
     await kit.db.contact.deleteMany({ where: { accountId: otherAccountId, firstName: { startsWith: 'a' } } })
-    const integrityCheck = () => kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
+    const integrityCheck = () =>
+      kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
     await expect(integrityCheck()).resolves.toBe(1)
     // The check does fail on an index that drifted from its table: index a text no contact has.
     const [row] = await kit.db.$queryRawUnsafe<{ rowid: number }[]>(`SELECT rowid FROM "Contact" LIMIT 1`)

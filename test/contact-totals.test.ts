@@ -66,7 +66,12 @@ describe.each(targets)('list totals on $name', (target) => {
       const inputs = o.ns.map((m) => ({ mobile: mobileOf(o.account, m), firstName: `P${m}` }))
       await addContactsToGroup(kit.deps, a.id, await groupOf(o.account, o.group), inputs)
     } else if (o.kind === 'delist') {
-      await delistContacts(kit.deps, a.id, await groupOf(o.account, o.group), o.ns.map((m) => mobileOf(o.account, m)))
+      await delistContacts(
+        kit.deps,
+        a.id,
+        await groupOf(o.account, o.group),
+        o.ns.map((m) => mobileOf(o.account, m)),
+      )
     } else if (a.groups[o.group]) {
       await deleteGroup(kit.deps, a.id, a.groups[o.group]!)
       a.groups[o.group] = null
@@ -84,7 +89,11 @@ describe.each(targets)('list totals on $name', (target) => {
       for (const g of a.groups) {
         if (!g) continue
         const members = await kit.db.membership.count({ where: { groupId: g } })
-        const data = await kit.gql(`query ($id: ID!) { group(id: $id) { contacts(perPage: 100) { nodes { id } pageInfo { total } } } }`, { id: g }, a.key)
+        const data = await kit.gql(
+          `query ($id: ID!) { group(id: $id) { contacts(perPage: 100) { nodes { id } pageInfo { total } } } }`,
+          { id: g },
+          a.key,
+        )
         expect(data.group.contacts.pageInfo.total).toBe(members)
         expect(data.group.contacts.nodes).toHaveLength(members)
         expect((await kit.db.listTotal.findUnique({ where: { listId: g } }))?.total).toBe(members)
@@ -92,9 +101,12 @@ describe.each(targets)('list totals on $name', (target) => {
     }
     // No row left behind for a deleted group, none missing for a live one.
     const lists = (await kit.db.listTotal.findMany({ select: { listId: true } })).map((r) => r.listId).sort()
-    const live = [...(await kit.db.account.findMany({ select: { id: true } })), ...(await kit.db.group.findMany({ select: { id: true } }))].map((r) => r.id).sort()
+    const live = [...(await kit.db.account.findMany({ select: { id: true } })), ...(await kit.db.group.findMany({ select: { id: true } }))]
+      .map((r) => r.id)
+      .sort()
     expect(lists).toEqual(live)
-    if (target.name === 'sqlite') await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
+    if (target.name === 'sqlite')
+      await kit.db.$executeRawUnsafe(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
   }
 
   it('keeps every total equal to COUNT(*) after random mixes of saves, deletes, add-contacts, delists and group deletes', async () => {
@@ -113,15 +125,28 @@ describe.each(targets)('list totals on $name', (target) => {
     const a = accounts[0]!
     const g = await groupOf(0, 0)
     const writes = [
-      ...Array.from({ length: 6 }, (_, i) => () => saveContact(kit.deps, a.id, { mobile: mobileOf(0, 100 + i), firstName: `C${i}`, groups: [g] })),
-      ...Array.from({ length: 3 }, (_, i) => () =>
-        addContactsToGroup(kit.deps, a.id, g, Array.from({ length: 20 }, (_, j) => ({ mobile: mobileOf(0, 200 + i * 20 + j), firstName: `B${j}` }))),
+      ...Array.from(
+        { length: 6 },
+        (_, i) => () => saveContact(kit.deps, a.id, { mobile: mobileOf(0, 100 + i), firstName: `C${i}`, groups: [g] }),
+      ),
+      ...Array.from(
+        { length: 3 },
+        (_, i) => () =>
+          addContactsToGroup(
+            kit.deps,
+            a.id,
+            g,
+            Array.from({ length: 20 }, (_, j) => ({ mobile: mobileOf(0, 200 + i * 20 + j), firstName: `B${j}` })),
+          ),
       ),
       () => delistContacts(kit.deps, a.id, g, [mobileOf(0, 100), mobileOf(0, 101)]),
     ]
     const results = await Promise.allSettled(writes.map((w) => w()))
     expect(results.filter((r) => r.status === 'rejected')).toEqual([])
-    const victims = await kit.db.contact.findMany({ where: { accountId: a.id, mobile: { in: [mobileOf(0, 102), mobileOf(0, 200), mobileOf(0, 221)] } }, select: { id: true } })
+    const victims = await kit.db.contact.findMany({
+      where: { accountId: a.id, mobile: { in: [mobileOf(0, 102), mobileOf(0, 200), mobileOf(0, 221)] } },
+      select: { id: true },
+    })
     await Promise.all(victims.map((v) => deleteContact(kit.deps, a.id, v.id)))
     await expectTotalsTrue()
   })

@@ -16,7 +16,8 @@ const CHANNEL = '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f'
 /** The CORS headers of an answer (and Vary), as one object, so a failure shows them all. */
 function corsOf(answer: Response | Headers): Record<string, string> {
   const picked: Record<string, string> = {}
-  for (const [name, value] of answer instanceof Headers ? answer : answer.headers) if (name.startsWith('access-control-') || name === 'vary') picked[name] = value
+  for (const [name, value] of answer instanceof Headers ? answer : answer.headers)
+    if (name.startsWith('access-control-') || name === 'vary') picked[name] = value
   return picked
 }
 
@@ -32,23 +33,46 @@ describe.each(targets)('CORS on $name', (target) => {
   /** The same database with CORS_ORIGINS unset (the default). */
   const unlisted = (): App =>
     createApp({
-      deps: createDeps(kit.database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0' }), { events: kit.deps.events }),
+      deps: createDeps(kit.database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0' }), {
+        events: kit.deps.events,
+      }),
       ready: kit.database.ready,
     })
 
   const post = (app: App, headers: Record<string, string>, query = '{ __typename }') =>
-    app.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) }))
+    app.fetch(
+      new Request('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query }),
+      }),
+    )
   const preflight = (app: App, origin: string, method = 'POST', requested = 'authorization, content-type, idempotency-key') =>
-    app.fetch(new Request('http://localhost/graphql', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': requested } }))
+    app.fetch(
+      new Request('http://localhost/graphql', {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': requested },
+      }),
+    )
 
   it('by default: any origin reads /graphql with `*` and no credentials, a Bearer key included', async () => {
     const app = unlisted()
     const { key } = await kit.seed().account('Cors default')
     const anonymous = await post(app, { origin: EVIL })
-    expect({ status: anonymous.status, cors: corsOf(anonymous), body: await anonymous.json() }).toEqual({ status: 200, cors: OPEN, body: { data: { __typename: 'Query' } } })
+    expect({ status: anonymous.status, cors: corsOf(anonymous), body: await anonymous.json() }).toEqual({
+      status: 200,
+      cors: OPEN,
+      body: { data: { __typename: 'Query' } },
+    })
     const keyed = await post(app, { origin: EVIL, authorization: `Bearer ${key}` }, '{ contacts { pageInfo { total } } }')
-    expect({ status: keyed.status, cors: corsOf(keyed), body: await keyed.json() }).toEqual({ status: 200, cors: OPEN, body: { data: { contacts: { pageInfo: { total: 0 } } } } })
-    const get = await app.fetch(new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { origin: EVIL, accept: 'application/json' } }))
+    expect({ status: keyed.status, cors: corsOf(keyed), body: await keyed.json() }).toEqual({
+      status: 200,
+      cors: OPEN,
+      body: { data: { contacts: { pageInfo: { total: 0 } } } },
+    })
+    const get = await app.fetch(
+      new Request('http://localhost/graphql?query=%7B__typename%7D', { headers: { origin: EVIL, accept: 'application/json' } }),
+    )
     expect(corsOf(get)).toEqual(OPEN)
     // A refusal can be read by the page too (its code tells the integration what went wrong).
     const refused = await post(app, { origin: EVIL, authorization: 'Bearer gk_000000000000_nope' }, '{ contacts { pageInfo { total } } }')
@@ -57,14 +81,28 @@ describe.each(targets)('CORS on $name', (target) => {
 
   it('by default: a preflight from any origin allows Authorization, Content-Type and Idempotency-Key, without credentials', async () => {
     const res = await preflight(unlisted(), EVIL)
-    expect({ status: res.status, allow: res.headers.get('allow'), cors: corsOf(res) }).toEqual({ status: 204, allow: 'GET, POST, OPTIONS', cors: { ...OPEN, ...PREFLIGHT } })
+    expect({ status: res.status, allow: res.headers.get('allow'), cors: corsOf(res) }).toEqual({
+      status: 204,
+      allow: 'GET, POST, OPTIONS',
+      cors: { ...OPEN, ...PREFLIGHT },
+    })
   })
 
   it('a listed origin gets its origin echoed with Allow-Credentials, and every answer says Vary: Origin', async () => {
     const listed = await post(kit.app, { origin: LISTED })
-    expect(corsOf(listed)).toEqual({ ...OPEN, 'access-control-allow-origin': LISTED, 'access-control-allow-credentials': 'true', vary: 'Origin' })
+    expect(corsOf(listed)).toEqual({
+      ...OPEN,
+      'access-control-allow-origin': LISTED,
+      'access-control-allow-credentials': 'true',
+      vary: 'Origin',
+    })
     const local = await post(kit.app, { origin: 'http://localhost:5173' })
-    expect(corsOf(local)).toEqual({ ...OPEN, 'access-control-allow-origin': 'http://localhost:5173', 'access-control-allow-credentials': 'true', vary: 'Origin' })
+    expect(corsOf(local)).toEqual({
+      ...OPEN,
+      'access-control-allow-origin': 'http://localhost:5173',
+      'access-control-allow-credentials': 'true',
+      vary: 'Origin',
+    })
   })
 
   it('an unlisted origin, next to listed ones, gets no credentials and never its origin back', async () => {
@@ -90,8 +128,16 @@ describe.each(targets)('CORS on $name', (target) => {
     for (const origin of [LISTED, EVIL]) {
       const res = await kit.rest('GET', `/api/channels/${CHANNEL}/status`, { headers: { origin } })
       expect(res.status).toBe(404)
-      expect(corsOf(res.headers), origin).toEqual({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'ETag, X-Request-Id' })
-      const pre = await kit.app.fetch(new Request(`http://localhost/api/channels/${CHANNEL}/status`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } }))
+      expect(corsOf(res.headers), origin).toEqual({
+        'access-control-allow-origin': '*',
+        'access-control-expose-headers': 'ETag, X-Request-Id',
+      })
+      const pre = await kit.app.fetch(
+        new Request(`http://localhost/api/channels/${CHANNEL}/status`, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'GET' },
+        }),
+      )
       expect(pre.status).toBe(204)
       expect(pre.headers.get('access-control-allow-origin')).toBe('*')
       expect(pre.headers.get('access-control-allow-credentials')).toBeNull()
@@ -102,7 +148,8 @@ describe.each(targets)('CORS on $name', (target) => {
 describe('CORS policy and CORS_ORIGINS', () => {
   it('accepts an ambient credential only without Origin, from the service itself, or from a listed origin', () => {
     const policy = createCorsPolicy({ origins: [LISTED], publicBaseUrl: 'https://sms.example/base' })
-    const from = (origin?: string) => policy.acceptsCredentialsFrom(new Request('https://sms.example/graphql', { headers: origin ? { origin } : {} }))
+    const from = (origin?: string) =>
+      policy.acceptsCredentialsFrom(new Request('https://sms.example/graphql', { headers: origin ? { origin } : {} }))
     expect({ none: from(), own: from('https://sms.example'), listed: from(LISTED), evil: from(EVIL), nullOrigin: from('null') }).toEqual({
       none: true,
       own: true,
@@ -114,7 +161,10 @@ describe('CORS policy and CORS_ORIGINS', () => {
 
   it('parses a comma-separated list of exact origins, empty by default', () => {
     expect(parseEnv({}).CORS_ORIGINS).toEqual([])
-    expect(parseEnv({ CORS_ORIGINS: 'https://a.example, http://localhost:5173,' }).CORS_ORIGINS).toEqual(['https://a.example', 'http://localhost:5173'])
+    expect(parseEnv({ CORS_ORIGINS: 'https://a.example, http://localhost:5173,' }).CORS_ORIGINS).toEqual([
+      'https://a.example',
+      'http://localhost:5173',
+    ])
   })
 
   it('refuses anything that is not an origin, naming it', () => {
@@ -127,7 +177,11 @@ describe('CORS policy and CORS_ORIGINS', () => {
       }
     }
     const advice = 'is not an origin: write scheme://host[:port] with no path, such as https://app.example'
-    expect(['https://a.example/', '*', 'null', 'https://A.example', 'https://a.example:443', 'ftp://a.example', 'https://a.example/app'].map(problem)).toEqual([
+    expect(
+      ['https://a.example/', '*', 'null', 'https://A.example', 'https://a.example:443', 'ftp://a.example', 'https://a.example/app'].map(
+        problem,
+      ),
+    ).toEqual([
       `Invalid configuration:\n  CORS_ORIGINS: "https://a.example/" ${advice}`,
       `Invalid configuration:\n  CORS_ORIGINS: "*" ${advice}`,
       `Invalid configuration:\n  CORS_ORIGINS: "null" ${advice}`,

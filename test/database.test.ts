@@ -55,7 +55,10 @@ describe('SQLite migrations keep data', () => {
       db.exec(`CREATE TABLE "_prisma_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
         "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME, "started_at" DATETIME NOT NULL DEFAULT current_timestamp,
         "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
-      db.prepare(`INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name) VALUES ('1', ?, current_timestamp, ?)`).run(first!.checksum, first!.name)
+      db.prepare(`INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name) VALUES ('1', ?, current_timestamp, ?)`).run(
+        first!.checksum,
+        first!.name,
+      )
       db.exec(`INSERT INTO "Account" (id, name) VALUES ('acc', 'Old')`)
       db.exec(`INSERT INTO "ApiKey" (id, accountId, prefix, hash) VALUES ('key', 'acc', 'gk_x', 'h')`)
       db.close()

@@ -37,7 +37,11 @@ describe.skipIf(!postgres)('circuit breaker for the database (PostgreSQL through
       return 'timeout' as const
     }
   }
-  const graphql = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ streamChannels { name } }' }) }
+  const graphql = {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: '{ streamChannels { name } }' }),
+  }
 
   it('answers 503 with Retry-After within 1.5 s while the database is black-holed, on REST, the channel API and GraphQL; closes again by itself', async () => {
     expect(await within('/api/channels/demo/status')).toMatchObject({ status: 404 })
@@ -45,7 +49,11 @@ describe.skipIf(!postgres)('circuit breaker for the database (PostgreSQL through
     // The probe notices within about two seconds; from then on every new request answers at once.
     await expect.poll(() => within('/api/channels/demo/status'), { timeout: 10_000, interval: 200 }).toMatchObject({ status: 503 })
     for (let i = 0; i < 3; i++) {
-      expect(await within('/api/channels/demo/status')).toEqual({ status: 503, retryAfter: '1', body: { error: 'The database is unavailable; try again shortly' } })
+      expect(await within('/api/channels/demo/status')).toEqual({
+        status: 503,
+        retryAfter: '1',
+        body: { error: 'The database is unavailable; try again shortly' },
+      })
       expect(await within('/api/contacts', { headers: { authorization: `Bearer gk_000000000000_${'A'.repeat(43)}` } })).toEqual({
         status: 503,
         retryAfter: '1',
@@ -61,6 +69,8 @@ describe.skipIf(!postgres)('circuit breaker for the database (PostgreSQL through
     await proxy.heal()
     await expect.poll(() => within('/api/channels/demo/status'), { timeout: 15_000, interval: 200 }).toMatchObject({ status: 404 })
     expect(await within('/graphql', graphql)).toMatchObject({ status: 200, body: { data: { streamChannels: [] } } })
-    expect(server.lines().map((l) => l.msg)).toEqual(expect.arrayContaining(['database unreachable: answering 503 until a probe succeeds', 'database reachable again']))
+    expect(server.lines().map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['database unreachable: answering 503 until a probe succeeds', 'database reachable again']),
+    )
   }, 60_000)
 })

@@ -76,7 +76,9 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
       expectUnavailable(await service.rest('POST', '/api/contact/group/create', { key, body: { name: 'During the fault' } }), 'messaging')
       expectUnavailable(await service.rest('GET', UNKNOWN_CHANNEL), 'channel')
       await graphqlUnavailable(GROUPS)
-      await graphqlUnavailable('mutation($input: CreateGroupInput!) { createGroup(input: $input) { group { id } } }', { input: { name: 'During the fault' } })
+      await graphqlUnavailable('mutation($input: CreateGroupInput!) { createGroup(input: $input) { group { id } } }', {
+        input: { name: 'During the fault' },
+      })
       const ready = await service.rest('GET', '/readyz')
       expect([ready.status, ready.body]).toEqual([503, { status: 'not ready' }])
     })
@@ -119,7 +121,10 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
 
   it('never calls a constraint violation or a programming error a fault', async () => {
     const other = await service.gql('mutation { createGroup(input: { name: "Other" }) { group { id } } }', {}, key)
-    const rename = await service.rest('PATCH', `/api/contact/group/${other.createGroup.group.id}/update`, { key, body: { name: 'Before the fault' } })
+    const rename = await service.rest('PATCH', `/api/contact/group/${other.createGroup.group.id}/update`, {
+      key,
+      body: { name: 'Before the fault' },
+    })
     expect([rename.status, rename.body.code]).toEqual([409, 'CONFLICT'])
     const errors = await Promise.all([
       service.db.$queryRawUnsafe('SELEC 1').catch((e: unknown) => e),
@@ -161,7 +166,6 @@ describe('SQLite locked by another process beyond the busy timeout', () => {
     expect((await kit.rest('GET', '/api/contact/groups', { key })).body.data.map((g: { name: string }) => g.name)).toEqual(['Locked'])
   })
 })
-
 
 describe('timeout configuration', () => {
   it('has documented defaults and refuses values that would turn a bound off', () => {

@@ -20,7 +20,10 @@ describe.each(targets)('demo:seed on $name', (target) => {
       return res.body
     }
     const { uuid, slug } = seeded.channel
-    expect((await get(`/channels/${uuid}/status`)).current_video).toMatchObject({ name: expect.any(String), remaining_time: expect.any(Number) })
+    expect((await get(`/channels/${uuid}/status`)).current_video).toMatchObject({
+      name: expect.any(String),
+      remaining_time: expect.any(Number),
+    })
     const current = await get(`/channels/${slug}/programs/current`)
     expect(current).toMatchObject({ status: 'on_air', program: { name: expect.any(String) }, episode: { status: 'on_air' } })
     expect(['upcoming', 'pre_show']).toContain((await get(`/channels/${slug}/programs/next`)).next.state)

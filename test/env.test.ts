@@ -18,7 +18,13 @@ describe('configuration', () => {
 
   it('lists every bad value at once', () => {
     expect(() =>
-      parseEnv({ PORT: 'eighty', DATABASE_URL: 'mysql://x', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe', DEFAULT_COUNTRY: 'kenya', PUBLIC_BASE_URL: 'nope' }),
+      parseEnv({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'maybe',
+        DEFAULT_COUNTRY: 'kenya',
+        PUBLIC_BASE_URL: 'nope',
+      }),
     ).toThrowError(
       /Invalid configuration:\n {2}PORT: .*\n {2}DATABASE_URL: must be file:<path> \(SQLite\) or postgresql:\/\/\.\.\. \(PostgreSQL\)\n {2}PUBLIC_BASE_URL: must be an absolute http\(s\) URL\n {2}WEBHOOK_ALLOW_PRIVATE_NETWORKS: must be true or false\n {2}DEFAULT_COUNTRY: must be a two-letter/,
     )

@@ -167,7 +167,10 @@ describe.runIf(postgres)('event bus across instances on PostgreSQL', () => {
     const relay = createServer((client) => {
       const server = connect(target.port, target.host)
       open.add(client).add(server)
-      for (const [from, to] of [[client, server], [server, client]] as const) {
+      for (const [from, to] of [
+        [client, server],
+        [server, client],
+      ] as const) {
         from.on('data', (chunk) => {
           if (!frozen.has(from)) to.write(chunk)
         })

@@ -8,7 +8,14 @@ const contact = schema.getType('Contact') as GraphQLObjectType
 const resolve = (field: string) => contact.getFields()[field]!.resolve!
 const info = { path: { prev: undefined, key: 'email', typename: 'Contact' }, parentType: contact } as unknown as GraphQLResolveInfo
 /** A context whose every use fails: the answer must come from the row alone. */
-const untouchable = new Proxy({}, { get: () => { throw new Error('the loader was used') } })
+const untouchable = new Proxy(
+  {},
+  {
+    get: () => {
+      throw new Error('the loader was used')
+    },
+  },
+)
 
 describe('fields that expose a column', () => {
   it('answer from the row when it holds the column, null included, without the loader', () => {
@@ -26,12 +33,25 @@ describe.each(targets)('exposed columns through GraphQL on $name', (target) => {
   const kit = useKit(target)
 
   it('answer the same values whichever fields a query asks for', async () => {
-    const s = await kit.seed().account().contacts(3, (i) => (i === 1 ? { firstName: 'P1', organization: 'Org 1' } : { firstName: `P${i}`, email: `c${i}@example.com`, organization: `Org ${i}` }))
+    const s = await kit
+      .seed()
+      .account()
+      .contacts(3, (i) =>
+        i === 1 ? { firstName: 'P1', organization: 'Org 1' } : { firstName: `P${i}`, email: `c${i}@example.com`, organization: `Org ${i}` },
+      )
     const one = await kit.gql(`{ contacts { nodes { id email } } }`, {}, s.key)
     const all = await kit.gql(`{ contacts { nodes { id firstName email organization } } }`, {}, s.key)
-    expect(one.contacts.nodes.map((c: { email: string | null }) => c.email)).toEqual(all.contacts.nodes.map((c: { email: string | null }) => c.email))
-    expect(all.contacts.nodes.map((c: { email: string | null }) => c.email).sort()).toEqual(['c0@example.com', 'c2@example.com', null].sort())
-    const byId = await kit.gql(`query ($id: ID!) { contact(id: $id) { organization groups { id } } }`, { id: all.contacts.nodes[0].id }, s.key)
+    expect(one.contacts.nodes.map((c: { email: string | null }) => c.email)).toEqual(
+      all.contacts.nodes.map((c: { email: string | null }) => c.email),
+    )
+    expect(all.contacts.nodes.map((c: { email: string | null }) => c.email).sort()).toEqual(
+      ['c0@example.com', 'c2@example.com', null].sort(),
+    )
+    const byId = await kit.gql(
+      `query ($id: ID!) { contact(id: $id) { organization groups { id } } }`,
+      { id: all.contacts.nodes[0].id },
+      s.key,
+    )
     expect(byId.contact.organization).toBe(all.contacts.nodes[0].organization)
   })
 })

@@ -62,7 +62,21 @@ const hostileUnit = fc.oneof(
 const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype', 'isPrototypeOf']
 const hostileString = fc.oneof(
   fc.string({ unit: hostileUnit, maxLength: 24 }),
-  fc.constantFrom('', ' ', '0712345678', '+254712345678', '2147483648', '99999999999999999999', '-1', '0', '1e309', 'NaN', 'null', 'true', ...PROTO_KEYS),
+  fc.constantFrom(
+    '',
+    ' ',
+    '0712345678',
+    '+254712345678',
+    '2147483648',
+    '99999999999999999999',
+    '-1',
+    '0',
+    '1e309',
+    'NaN',
+    'null',
+    'true',
+    ...PROTO_KEYS,
+  ),
   fc.nat({ max: 400 }).map((n) => 'x'.repeat(n)),
 )
 const hostileNumber = fc.oneof(
@@ -72,14 +86,39 @@ const hostileNumber = fc.oneof(
 )
 /** Dates no database stores and numbers no Date holds: year 0, negative years, +275760, huge or negative Unix seconds, NaN-ish text. */
 const EXTREME_DATES = [
-  '0000-01-01T00:00:00Z', '0000-01-01', '0001-01-01', '-000001-01-01T00:00:00Z', '-271821-04-20T00:00:00Z', '+275760-09-13T00:00:00Z',
-  '275760-09-13', '9999-12-31T23:59:59Z', '999999999999', '8640000000000', '-62198755200', '-1', 'NaN', 'Infinity', '-Infinity', '1e309',
-  '2026-02-30', '2026-13-01T00:00:00Z', '2026-01-01T25:00:00Z', '2026-01-01T00:00:00+99:99',
+  '0000-01-01T00:00:00Z',
+  '0000-01-01',
+  '0001-01-01',
+  '-000001-01-01T00:00:00Z',
+  '-271821-04-20T00:00:00Z',
+  '+275760-09-13T00:00:00Z',
+  '275760-09-13',
+  '9999-12-31T23:59:59Z',
+  '999999999999',
+  '8640000000000',
+  '-62198755200',
+  '-1',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '1e309',
+  '2026-02-30',
+  '2026-13-01T00:00:00Z',
+  '2026-01-01T25:00:00Z',
+  '2026-01-01T00:00:00+99:99',
 ]
 const extremeDate = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...EXTREME_DATES) },
-  fc.integer({ min: -300_000, max: 300_000 }).map((y) => `${y < 0 ? '-' : y > 9999 ? '+' : ''}${String(Math.abs(y)).padStart(y < 0 || y > 9999 ? 6 : 4, '0')}-01-01T00:00:00Z`),
-  fc.oneof(fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }), fc.bigInt({ min: 253_402_300_800n, max: 999_999_999_999n }), fc.constant(2n ** 63n)).map(String),
+  fc
+    .integer({ min: -300_000, max: 300_000 })
+    .map((y) => `${y < 0 ? '-' : y > 9999 ? '+' : ''}${String(Math.abs(y)).padStart(y < 0 || y > 9999 ? 6 : 4, '0')}-01-01T00:00:00Z`),
+  fc
+    .oneof(
+      fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }),
+      fc.bigInt({ min: 253_402_300_800n, max: 999_999_999_999n }),
+      fc.constant(2n ** 63n),
+    )
+    .map(String),
 )
 const deepArray = fc.integer({ min: 50, max: 20_000 }).map((n): Json => ({ raw: '['.repeat(n) + ']'.repeat(n) }))
 
@@ -104,7 +143,10 @@ async function expectUnchanged(kit: TestKit, before: Record<string, string>, wha
 
 function checkMessagingError(body: any, what: string) {
   expect(body, what).toBeTypeOf('object')
-  expect(Object.keys(body).every((k) => ['error', 'code', 'details'].includes(k)), `${what}: keys ${Object.keys(body)}`).toBe(true)
+  expect(
+    Object.keys(body).every((k) => ['error', 'code', 'details'].includes(k)),
+    `${what}: keys ${Object.keys(body)}`,
+  ).toBe(true)
   expect(typeof body.error, what).toBe('string')
   expect(CODES.has(body.code), `${what}: code ${body.code}`).toBe(true)
   if (body.details !== undefined) checkDetails(body.details, what)
@@ -131,7 +173,15 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     await kit.gql('mutation($d: String!) { importChannel(document: $d) { id } }', { d: SAMPLE }, key)
     const channel = await kit.db.channel.findFirstOrThrow({ include: { programs: true } })
     const airing = await kit.db.airing.findFirstOrThrow()
-    ids.push(s.group.id, s.contacts[0]!.id, channel.id, channel.slug, channel.programs[0]!.slug, String(channel.programs[0]!.id), String(airing.id))
+    ids.push(
+      s.group.id,
+      s.contacts[0]!.id,
+      channel.id,
+      channel.slug,
+      channel.programs[0]!.slug,
+      String(channel.programs[0]!.id),
+      String(airing.id),
+    )
   })
 
   const idOrJunk = () => fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...ids) }, { weight: 1, arbitrary: hostileString })
@@ -142,12 +192,35 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
       .tuple(
         fc.oneof(
           { weight: 6, arbitrary: fc.constant('application/json') },
-          { weight: 2, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON', 'application/vnd.api+json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json;;', '') },
+          {
+            weight: 2,
+            arbitrary: fc.constantFrom(
+              'application/json; charset=utf-8',
+              'APPLICATION/JSON',
+              'application/vnd.api+json',
+              'text/plain',
+              'application/x-www-form-urlencoded',
+              'application/json;;',
+              '',
+            ),
+          },
           { weight: 1, arbitrary: fc.constant(null) },
         ),
         fc.oneof(
           { weight: 6, arbitrary: fc.constant(`Bearer ${key}`) },
-          { weight: 2, arbitrary: fc.constantFrom(`bearer ${key}`, `Bearer ${otherKey}`, `Bearer ${key}x`, 'Bearer', 'Bearer gk_zz', 'Basic dXNlcjpwYXNz', `Bearer  ${key}`, 'Bearer %00') },
+          {
+            weight: 2,
+            arbitrary: fc.constantFrom(
+              `bearer ${key}`,
+              `Bearer ${otherKey}`,
+              `Bearer ${key}x`,
+              'Bearer',
+              'Bearer gk_zz',
+              'Basic dXNlcjpwYXNz',
+              `Bearer  ${key}`,
+              'Bearer %00',
+            ),
+          },
           { weight: 1, arbitrary: fc.constant(null) },
         ),
         fc.record(
@@ -187,26 +260,63 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
       { maxLength: 4 },
     )
   const BODY_KEYS = [
-    'name', 'description', 'subscribable', 'subscription_autoresponse', 'unsubscribe_autoresponse', 'optin_code', 'optout_code', 'subscription_sim',
-    'mobile', 'first_name', 'family_name', 'email', 'gender', 'organization', 'groups', 'contacts', 'other_names', 'twitter', ...PROTO_KEYS,
+    'name',
+    'description',
+    'subscribable',
+    'subscription_autoresponse',
+    'unsubscribe_autoresponse',
+    'optin_code',
+    'optout_code',
+    'subscription_sim',
+    'mobile',
+    'first_name',
+    'family_name',
+    'email',
+    'gender',
+    'organization',
+    'groups',
+    'contacts',
+    'other_names',
+    'twitter',
+    ...PROTO_KEYS,
   ]
   const bodyKey = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...BODY_KEYS) }, { weight: 1, arbitrary: hostileString })
-  const contactItem = () => fc.array(fc.tuple(bodyKey, jsonValue(bodyKey, fc.oneof(hostileString, fc.constantFrom(...ids)))), { maxLength: 6 }).map(obj)
+  const contactItem = () =>
+    fc.array(fc.tuple(bodyKey, jsonValue(bodyKey, fc.oneof(hostileString, fc.constantFrom(...ids)))), { maxLength: 6 }).map(obj)
   const restBody = () =>
     fc.oneof(
       { weight: 4, arbitrary: fc.array(fc.tuple(bodyKey, jsonValue(bodyKey)), { maxLength: 6 }).map(obj) },
       { weight: 2, arbitrary: fc.array(contactItem(), { maxLength: 6 }).map((items) => obj([['contacts', items]])) },
-      { weight: 1, arbitrary: fc.array(fc.oneof(hostileString, hostileNumber), { maxLength: 6 }).map((items) => obj([['contacts', items]])) },
+      {
+        weight: 1,
+        arbitrary: fc.array(fc.oneof(hostileString, hostileNumber), { maxLength: 6 }).map((items) => obj([['contacts', items]])),
+      },
       { weight: 1, arbitrary: jsonValue(bodyKey) },
-      { weight: 1, arbitrary: fc.constantFrom<Json>({ raw: '' }, { raw: '{' }, { raw: '{"a":1}{' }, { raw: '\u0000' }, { raw: '{"name":"\\ud800"}' }, { raw: '{"__proto__":{"name":"x"}}' }) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<Json>(
+          { raw: '' },
+          { raw: '{' },
+          { raw: '{"a":1}{' },
+          { raw: '\u0000' },
+          { raw: '{"name":"\\ud800"}' },
+          { raw: '{"__proto__":{"name":"x"}}' },
+        ),
+      },
     )
 
   const restRequest = () =>
     fc.record({
       route: fc.constantFrom(...restRoutes),
-      method: fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS', 'HEAD') }),
+      method: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS', 'HEAD') },
+      ),
       segments: fc.array(segment(), { minLength: 3, maxLength: 3 }),
-      randomPath: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.array(segment(), { minLength: 1, maxLength: 4 }) }),
+      randomPath: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.array(segment(), { minLength: 1, maxLength: 4 }) },
+      ),
       trailingSlash: fc.boolean(),
       query: queryArb(),
       headers: headersArb(),
@@ -217,9 +327,7 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     await fc.assert(
       fc.asyncProperty(restRequest(), async (r) => {
         let i = 0
-        const path = r.randomPath
-          ? `/api/${r.randomPath.join('/')}`
-          : `/api${r.route.path.replace(/:\w+/g, () => r.segments[i++]!)}`
+        const path = r.randomPath ? `/api/${r.randomPath.join('/')}` : `/api${r.route.path.replace(/:\w+/g, () => r.segments[i++]!)}`
         const method = r.method ?? r.route.method
         const query = r.query.map(([k, v]) => `${k}=${v}`).join('&')
         const url = `${path}${r.trailingSlash ? '/' : ''}${query ? `?${query}` : ''}`
@@ -247,13 +355,20 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
   it('REST date parameters: extreme dates are a 400 {error} or an answer, never a 5xx', async () => {
     expect(datedRoutes.map((r) => r.path).sort()).toEqual(['/channels/:channel/programs/upcoming', '/programs/:program/episodes'])
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...datedRoutes), fc.constantFrom('from', 'to'), extremeDate, fc.nat(1), async (route, name, value, pick) => {
-        const id = route.path.startsWith('/programs') ? ids[4 + pick]! : ids[2 + pick]!
-        const url = `/api${route.path.replace(/:\w+/, encodeURIComponent(id))}?${name}=${percent(value)}`
-        const res = await kit.rest('GET', url)
-        expect(res.status, `${url} -> ${JSON.stringify(res.body)}`).toBeLessThan(500)
-        if (res.status >= 400) expect([res.status, Object.keys(res.body)], `${url} -> ${JSON.stringify(res.body)}`).toEqual([400, ['error']])
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...datedRoutes),
+        fc.constantFrom('from', 'to'),
+        extremeDate,
+        fc.nat(1),
+        async (route, name, value, pick) => {
+          const id = route.path.startsWith('/programs') ? ids[4 + pick]! : ids[2 + pick]!
+          const url = `/api${route.path.replace(/:\w+/, encodeURIComponent(id))}?${name}=${percent(value)}`
+          const res = await kit.rest('GET', url)
+          expect(res.status, `${url} -> ${JSON.stringify(res.body)}`).toBeLessThan(500)
+          if (res.status >= 400)
+            expect([res.status, Object.keys(res.body)], `${url} -> ${JSON.stringify(res.body)}`).toEqual([400, ['error']])
+        },
+      ),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     )
   }, 120_000)
@@ -282,7 +397,11 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     return `${kind} Fuzz${vars ? `(${vars})` : ''} { ${field.name}${args ? `(${args})` : ''} ${selection(field.type, 1)} }`
   }
 
-  const smallInt = () => fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 5 }) }, { weight: 1, arbitrary: fc.constantFrom(...ids.slice(-2).map(Number)) })
+  const smallInt = () =>
+    fc.oneof(
+      { weight: 3, arbitrary: fc.integer({ min: 1, max: 5 }) },
+      { weight: 1, arbitrary: fc.constantFrom(...ids.slice(-2).map(Number)) },
+    )
 
   /** A value for an input type: mostly of the right type with hostile content, sometimes anything. */
   function valueFor(type: GraphQLInputType, depth = 0, name = ''): fc.Arbitrary<Json> {
@@ -304,7 +423,11 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     else if (inner.name === 'Boolean') typed = fc.boolean()
     else if (inner.name === 'ID') typed = idOrJunk()
     else if (inner.name === 'String' && depth === 0) {
-      typed = fc.oneof(idOrJunk(), fc.constant(SAMPLE.replace('City TV', 'Fuzz TV')), fc.constant(SAMPLE.replace('"city-tv"', '"fuzz-tv"').replace('6f1c2d3e', '7f1c2d3e')))
+      typed = fc.oneof(
+        idOrJunk(),
+        fc.constant(SAMPLE.replace('City TV', 'Fuzz TV')),
+        fc.constant(SAMPLE.replace('"city-tv"', '"fuzz-tv"').replace('6f1c2d3e', '7f1c2d3e')),
+      )
     } else typed = hostileString
     // Every date argument (from, to) also gets dates out of any database's range.
     if (isScalarType(inner) && inner.name === 'String' && (name === 'from' || name === 'to')) typed = fc.oneof(typed, extremeDate)
@@ -316,11 +439,26 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
       fc.record({
         query: fc.oneof(
           { weight: 9, arbitrary: fc.constant(documentOf(kind, field)) },
-          { weight: 1, arbitrary: fc.constantFrom('{ __proto__ }', 'query { contacts(page: 99999999999) { nodes { id } } }', '{', 'mutation { constructor }', `{ contacts(search: "${'a'.repeat(60_000)}") { pageInfo { total } } }`) },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom(
+              '{ __proto__ }',
+              'query { contacts(page: 99999999999) { nodes { id } } }',
+              '{',
+              'mutation { constructor }',
+              `{ contacts(search: "${'a'.repeat(60_000)}") { pageInfo { total } } }`,
+            ),
+          },
         ),
-        variables: fc.tuple(...field.args.map((a) => (isNonNullType(a.type) ? valueFor(a.type, 0, a.name) : fc.oneof({ weight: 3, arbitrary: valueFor(a.type, 0, a.name) }, { weight: 1, arbitrary: fc.constant(null) })))).map((values) =>
-          obj(field.args.flatMap((a, i): [string, Json][] => (values[i] === null ? [] : [[a.name, values[i]!]]))),
-        ),
+        variables: fc
+          .tuple(
+            ...field.args.map((a) =>
+              isNonNullType(a.type)
+                ? valueFor(a.type, 0, a.name)
+                : fc.oneof({ weight: 3, arbitrary: valueFor(a.type, 0, a.name) }, { weight: 1, arbitrary: fc.constant(null) }),
+            ),
+          )
+          .map((values) => obj(field.args.flatMap((a, i): [string, Json][] => (values[i] === null ? [] : [[a.name, values[i]!]])))),
         headers: headersArb(),
         json: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
       }),
@@ -332,7 +470,9 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     .filter(isObjectType)
     .flatMap((type) =>
       Object.values(type.getFields()).flatMap((f) =>
-        f.args.filter((a) => a.name === 'from' || a.name === 'to').map((a) => ({ type: type.name, field: f.name, arg: a.name, selection: selection(f.type, 0) })),
+        f.args
+          .filter((a) => a.name === 'from' || a.name === 'to')
+          .map((a) => ({ type: type.name, field: f.name, arg: a.name, selection: selection(f.type, 0) })),
       ),
     )
   const ROOTS: Record<string, { field: string; ids: () => string[] }> = {
@@ -354,7 +494,8 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
         const res = await kit.rest('POST', '/graphql', { body: { query, variables: { id, v: value } } })
         expect(res.status, `${what} -> ${JSON.stringify(res.body).slice(0, 600)}`).toBeLessThan(500)
         const codes = (res.body?.errors ?? []).map((e: any) => e.extensions?.code)
-        for (const code of codes) expect(['BAD_REQUEST', 'NOT_FOUND'], `${what} -> ${JSON.stringify(res.body).slice(0, 600)}`).toContain(code)
+        for (const code of codes)
+          expect(['BAD_REQUEST', 'NOT_FOUND'], `${what} -> ${JSON.stringify(res.body).slice(0, 600)}`).toContain(code)
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     )

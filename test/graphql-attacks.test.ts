@@ -14,7 +14,8 @@ import { graphqlLimits } from '../src/graphql/limits/limits.js'
 // The attacks of issue 7 against the real server (src/process/server.ts in a child process): each must be
 // refused quickly with a clear code, while /healthz keeps answering and memory stays flat.
 
-const NESTED_PAGES = '{ contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { id } } } } } } } } }'
+const NESTED_PAGES =
+  '{ contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { groups { contacts(perPage:100) { nodes { id } } } } } } } } }'
 const argumentRepeats = (n: number) => `{ contacts(${'perPage:1 '.repeat(n)}) { nodes { id } } }`
 
 interface Answer {
@@ -58,7 +59,9 @@ function send(base: string, options: { method?: string; path?: string; key?: str
 const query = (text: string) => Buffer.from(JSON.stringify({ query: text }))
 
 function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!
   return Number(line.replace(/\D+/g, '')) * 1024
 }
 
@@ -111,23 +114,94 @@ describe.each(targets)('GraphQL attacks against the real server on $name', (targ
   }
 
   const refusals: [string, () => Parameters<typeof send>[1], number, string, RegExp][] = [
-    ['an argument repeated 16,000 times', () => ({ body: query(argumentRepeats(16_000)) }), 400, 'BAD_REQUEST', /longer than 32768 characters/],
-    ['an argument repeated 100,000 times', () => ({ body: query(argumentRepeats(100_000)) }), 400, 'BAD_REQUEST', /longer than 32768 characters/],
-    ['an argument repeated 3,000 times in under 32 KiB', () => ({ body: query(`{ contacts(${'perPage:1,'.repeat(3000)}) { nodes { id } } }`) }), 400, 'BAD_REQUEST', /more than 2000 tokens/],
-    ['3,000 levels of nesting', () => ({ body: query(`{ contacts ${'{nodes'.repeat(3000)}${'}'.repeat(3001)}`) }), 400, 'BAD_REQUEST', /nests deeper than 40/],
-    ['nested pages of 100 without a key', () => ({ body: query(NESTED_PAGES) }), 400, 'BAD_REQUEST', /Query cost \d+ is over the limit of 10000/],
-    ['nested pages of 100 with a key', () => ({ key, body: query(NESTED_PAGES) }), 400, 'BAD_REQUEST', /Query cost \d+ is over the limit of 10000/],
-    ['an alias bomb', () => ({ key, body: query(`{ ${Array.from({ length: 200 }, (_, i) => `a${i}: contacts(perPage: 100) { nodes { id } }`).join(' ')} }`) }), 400, 'BAD_REQUEST', /more than 2000 tokens/],
-    ['31 aliases', () => ({ key, body: query(`{ ${Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(' ')} }`) }), 400, 'BAD_REQUEST', /More than 30 aliases/],
-    ['a field repeated 1,000 times', () => ({ key, body: query(`{ contacts(perPage: 100) { nodes { ${'id '.repeat(1000)}} } }`) }), 400, 'BAD_REQUEST', /selected more than 10 times/],
-    ['6 MiB with Content-Length', () => ({ key, body: Buffer.alloc(6 * 1024 * 1024, 'a') }), 413, 'PAYLOAD_TOO_LARGE', /larger than 5242880 bytes/],
-    ['6 MiB without Content-Length', () => ({ key, body: Buffer.alloc(6 * 1024 * 1024, 'a'), chunked: true }), 413, 'PAYLOAD_TOO_LARGE', /larger than 5242880 bytes/],
+    [
+      'an argument repeated 16,000 times',
+      () => ({ body: query(argumentRepeats(16_000)) }),
+      400,
+      'BAD_REQUEST',
+      /longer than 32768 characters/,
+    ],
+    [
+      'an argument repeated 100,000 times',
+      () => ({ body: query(argumentRepeats(100_000)) }),
+      400,
+      'BAD_REQUEST',
+      /longer than 32768 characters/,
+    ],
+    [
+      'an argument repeated 3,000 times in under 32 KiB',
+      () => ({ body: query(`{ contacts(${'perPage:1,'.repeat(3000)}) { nodes { id } } }`) }),
+      400,
+      'BAD_REQUEST',
+      /more than 2000 tokens/,
+    ],
+    [
+      '3,000 levels of nesting',
+      () => ({ body: query(`{ contacts ${'{nodes'.repeat(3000)}${'}'.repeat(3001)}`) }),
+      400,
+      'BAD_REQUEST',
+      /nests deeper than 40/,
+    ],
+    [
+      'nested pages of 100 without a key',
+      () => ({ body: query(NESTED_PAGES) }),
+      400,
+      'BAD_REQUEST',
+      /Query cost \d+ is over the limit of 10000/,
+    ],
+    [
+      'nested pages of 100 with a key',
+      () => ({ key, body: query(NESTED_PAGES) }),
+      400,
+      'BAD_REQUEST',
+      /Query cost \d+ is over the limit of 10000/,
+    ],
+    [
+      'an alias bomb',
+      () => ({
+        key,
+        body: query(`{ ${Array.from({ length: 200 }, (_, i) => `a${i}: contacts(perPage: 100) { nodes { id } }`).join(' ')} }`),
+      }),
+      400,
+      'BAD_REQUEST',
+      /more than 2000 tokens/,
+    ],
+    [
+      '31 aliases',
+      () => ({ key, body: query(`{ ${Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(' ')} }`) }),
+      400,
+      'BAD_REQUEST',
+      /More than 30 aliases/,
+    ],
+    [
+      'a field repeated 1,000 times',
+      () => ({ key, body: query(`{ contacts(perPage: 100) { nodes { ${'id '.repeat(1000)}} } }`) }),
+      400,
+      'BAD_REQUEST',
+      /selected more than 10 times/,
+    ],
+    [
+      '6 MiB with Content-Length',
+      () => ({ key, body: Buffer.alloc(6 * 1024 * 1024, 'a') }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+      /larger than 5242880 bytes/,
+    ],
+    [
+      '6 MiB without Content-Length',
+      () => ({ key, body: Buffer.alloc(6 * 1024 * 1024, 'a'), chunked: true }),
+      413,
+      'PAYLOAD_TOO_LARGE',
+      /larger than 5242880 bytes/,
+    ],
   ]
 
   it.each(refusals)('refuses %s quickly while /healthz answers', async (_name, options, status, code, message) => {
     const answer = await attack(options())
     expect(answer.status).toBe(status)
-    expect(answer.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(message), extensions: expect.objectContaining({ code }) })])
+    expect(answer.body.errors).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(message), extensions: expect.objectContaining({ code }) }),
+    ])
     expect(answer.ms).toBeLessThan(1000)
     expect(answer.healthWorst).toBeLessThan(250)
   })
@@ -146,7 +220,10 @@ describe.each(targets)('GraphQL attacks against the real server on $name', (targ
   })
 
   it('still answers normal queries: a contacts page with groups', async () => {
-    const answer = await send(base, { key, body: query('{ contacts(perPage: 100) { nodes { id firstName groups { name } } pageInfo { total } } }') })
+    const answer = await send(base, {
+      key,
+      body: query('{ contacts(perPage: 100) { nodes { id firstName groups { name } } pageInfo { total } } }'),
+    })
     expect(answer.status).toBe(200)
     expect(answer.body.errors).toBeUndefined()
     expect(answer.body.data.contacts.pageInfo.total).toBe(40)
@@ -168,19 +245,59 @@ describe.each(targets)('GraphQL document limits on $name', (target) => {
     ['too many lines', `${'\n'.repeat(1000)}{ __typename }`, /more than 1000 lines/],
     ['too many tokens', `{ ${Array.from({ length: 700 }, (_, i) => `f${i}(a: 1)`).join(' ')} }`, /more than 2000 tokens/],
     ['nested too deep in values', `{ contacts(search: ${'['.repeat(41)}${']'.repeat(41)}) { nodes { id } } }`, /nests deeper than 40/],
-    ['too many arguments', `{ contacts(${Array.from({ length: 17 }, (_, i) => `a${i}: 1`).join(' ')}) { nodes { id } } }`, /More than 16 arguments/],
-    ['too many input object fields', `{ contacts(search: {${Array.from({ length: 17 }, (_, i) => `a${i}: 1`).join(' ')}}) { nodes { id } } }`, /More than 16 fields in one input object/],
-    ['too many variables', `query(${Array.from({ length: 51 }, (_, i) => `$v${i}: Int`).join(' ')}) { __typename }`, /More than 50 variables/],
+    [
+      'too many arguments',
+      `{ contacts(${Array.from({ length: 17 }, (_, i) => `a${i}: 1`).join(' ')}) { nodes { id } } }`,
+      /More than 16 arguments/,
+    ],
+    [
+      'too many input object fields',
+      `{ contacts(search: {${Array.from({ length: 17 }, (_, i) => `a${i}: 1`).join(' ')}}) { nodes { id } } }`,
+      /More than 16 fields in one input object/,
+    ],
+    [
+      'too many variables',
+      `query(${Array.from({ length: 51 }, (_, i) => `$v${i}: Int`).join(' ')}) { __typename }`,
+      /More than 50 variables/,
+    ],
     ['too many directives', `{ __typename ${'@skip(if: false) '.repeat(9)}}`, /More than 8 directives/],
-    ['too many definitions', `{ ...F0 } ${Array.from({ length: 100 }, (_, i) => `fragment F${i} on Query { __typename }`).join(' ')}`, /More than 100 operations and fragments/],
+    [
+      'too many definitions',
+      `{ ...F0 } ${Array.from({ length: 100 }, (_, i) => `fragment F${i} on Query { __typename }`).join(' ')}`,
+      /More than 100 operations and fragments/,
+    ],
     ['a field repeated 11 times', `{ ${'__typename '.repeat(11)}}`, /selected more than 10 times/],
     ['a field repeated through inline fragments', `{ ${'... on Query { __typename } '.repeat(11)}}`, /selected more than 10 times/],
-    ['too deep', `{ contacts { nodes { ${'groups { contacts { nodes { '.repeat(4)}id${' } } }'.repeat(4)} } } }`, /depth 15 is over the limit of 12/],
-    ['introspection nesting 4 lists', '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }', /Introspection nests more than 3 lists/],
-    ['a costly page inside a page', '{ groups(perPage: 100) { nodes { contacts(perPage: 100) { nodes { id } } } } }', /Query cost 20\d\d\d is over the limit/],
-    ['nested connections of 100', '{ groupsConnection(first: 100) { edges { node { contactsConnection(first: 100) { edges { node { uuid } } } } } } }', /Query cost 20302 is over the limit/],
-    ['a costly page by variable', 'query($n: Int) { groups(perPage: $n) { nodes { contacts(perPage: 60) { nodes { id } } } } }', /Query cost \d+ is over the limit/],
-    ['a fragment fan-out', `query { ...F0 } ${Array.from({ length: 30 }, (_, i) => `fragment F${i} on Query { ${i < 29 ? `...F${i + 1} ... on Query { ...F${i + 1} }` : '__typename'} }`).join(' ')}`, /Query cost \d+ is over the limit/],
+    [
+      'too deep',
+      `{ contacts { nodes { ${'groups { contacts { nodes { '.repeat(4)}id${' } } }'.repeat(4)} } } }`,
+      /depth 15 is over the limit of 12/,
+    ],
+    [
+      'introspection nesting 4 lists',
+      '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }',
+      /Introspection nests more than 3 lists/,
+    ],
+    [
+      'a costly page inside a page',
+      '{ groups(perPage: 100) { nodes { contacts(perPage: 100) { nodes { id } } } } }',
+      /Query cost 20\d\d\d is over the limit/,
+    ],
+    [
+      'nested connections of 100',
+      '{ groupsConnection(first: 100) { edges { node { contactsConnection(first: 100) { edges { node { uuid } } } } } } }',
+      /Query cost 20302 is over the limit/,
+    ],
+    [
+      'a costly page by variable',
+      'query($n: Int) { groups(perPage: $n) { nodes { contacts(perPage: 60) { nodes { id } } } } }',
+      /Query cost \d+ is over the limit/,
+    ],
+    [
+      'a fragment fan-out',
+      `query { ...F0 } ${Array.from({ length: 30 }, (_, i) => `fragment F${i} on Query { ${i < 29 ? `...F${i + 1} ... on Query { ...F${i + 1} }` : '__typename'} }`).join(' ')}`,
+      /Query cost \d+ is over the limit/,
+    ],
   ]
 
   it.each(over)('refuses a document with %s: 400 BAD_REQUEST, nothing executed', async (_name, document, message) => {
@@ -188,28 +305,53 @@ describe.each(targets)('GraphQL document limits on $name', (target) => {
     const res = await kit.rest('POST', '/graphql', { key, body: { query: document } })
     expect(res.status).toBe(400)
     expect(res.body.data).toBeUndefined()
-    expect(res.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'BAD_REQUEST' } })])
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'BAD_REQUEST' } }),
+    ])
   })
 
   it('accepts what is at the limits: 30 aliases, depth 12, a page of 100 with groups', async () => {
     const { key } = await kit.seed().account()
     await kit.gql(`{ ${Array.from({ length: 30 }, (_, i) => `a${i}: __typename`).join(' ')} }`, {}, key)
-    await kit.gql(`{ contacts(perPage: 1) { nodes { ${'groups { contacts(perPage: 1) { nodes { '.repeat(3)}id${' } } }'.repeat(3)} } } }`, {}, key)
+    await kit.gql(
+      `{ contacts(perPage: 1) { nodes { ${'groups { contacts(perPage: 1) { nodes { '.repeat(3)}id${' } } }'.repeat(3)} } } }`,
+      {},
+      key,
+    )
     await kit.gql('{ contacts(perPage: 100) { nodes { id mobile firstName groups { name } } pageInfo { total pageCount } } }', {}, key)
-    await kit.gql('{ contactsConnection(first: 100) { totalCount edges { cursor node { id mobile firstName groups { name } } } pageInfo { hasNextPage endCursor } } }', {}, key)
+    await kit.gql(
+      '{ contactsConnection(first: 100) { totalCount edges { cursor node { id mobile firstName groups { name } } } pageInfo { hasNextPage endCursor } } }',
+      {},
+      key,
+    )
   })
 
   it('accepts the introspection query GraphiQL sends', async () => {
-    const res = await kit.rest('POST', '/graphql', { body: { query: getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }) } })
+    const res = await kit.rest('POST', '/graphql', {
+      body: {
+        query: getIntrospectionQuery({
+          descriptions: true,
+          specifiedByUrl: true,
+          directiveIsRepeatable: true,
+          schemaDescription: true,
+          inputValueDeprecation: true,
+        }),
+      },
+    })
     expect(res.status).toBe(200)
     expect(res.body.data.__schema.queryType.name).toBe('Query')
   })
 
   it('refuses a POST body over BODY_LIMIT_BYTES in-process as well, and a GET query string over its limit', async () => {
-    const big = await kit.rest('POST', '/graphql', { rawBody: JSON.stringify({ query: '{ __typename }', pad: 'x'.repeat(6 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } })
+    const big = await kit.rest('POST', '/graphql', {
+      rawBody: JSON.stringify({ query: '{ __typename }', pad: 'x'.repeat(6 * 1024 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    })
     expect(big.status).toBe(413)
     expect(big.body).toEqual({ errors: [{ message: 'The body is larger than 5242880 bytes', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] })
-    const long = await kit.rest('GET', `/graphql?query=${'x'.repeat(graphqlLimits.maxQueryStringLength)}`, { headers: { accept: 'application/json' } })
+    const long = await kit.rest('GET', `/graphql?query=${'x'.repeat(graphqlLimits.maxQueryStringLength)}`, {
+      headers: { accept: 'application/json' },
+    })
     expect(long.status).toBe(400)
     expect(long.body.errors[0].extensions.code).toBe('BAD_REQUEST')
   })

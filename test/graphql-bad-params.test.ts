@@ -41,11 +41,18 @@ describe.each(targets)('malformed GraphQL parameters on $name', (target) => {
   afterAll(() => new Promise((resolve) => server.close(resolve)))
 
   async function send(path: string, init: RequestInit = {}) {
-    const response = await fetch(base + path, { ...init, headers: { accept: 'application/json', ...(init.headers as Record<string, string>) } })
+    const response = await fetch(base + path, {
+      ...init,
+      headers: { accept: 'application/json', ...(init.headers as Record<string, string>) },
+    })
     const text = await response.text()
     return { status: response.status, body: text ? JSON.parse(text) : null }
   }
-  const json = (body: string, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+  const json = (body: string, headers: Record<string, string> = {}) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  })
   const form = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
   const bad = (message: string) => ({ status: 400, body: { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] } })
   const q = encodeURIComponent('{ __typename }')
@@ -55,22 +62,72 @@ describe.each(targets)('malformed GraphQL parameters on $name', (target) => {
     const cases: [string, string, RequestInit | undefined, ReturnType<typeof bad>][] = [
       ['GET variables not JSON', `/graphql?query=${q}&variables={bad`, undefined, bad('The "variables" parameter is not valid JSON')],
       ['GET extensions not JSON', `/graphql?query=${q}&extensions={bad`, undefined, bad('The "extensions" parameter is not valid JSON')],
-      ['GET variables an array', `/graphql?query=${q}&variables=[1]`, undefined, bad('Expected "variables" param to be empty or an object, but given array.')],
-      ['GET variables a number', `/graphql?query=${q}&variables=1`, undefined, bad('Expected "variables" param to be empty or an object, but given number.')],
-      ['GET extensions a string', `/graphql?query=${q}&extensions="x"`, undefined, bad('Expected "extensions" param to be empty or an object, but given string.')],
-      ['GET operationName twice', `/graphql?query=${q}&operationName=A&operationName=B`, undefined, bad('The "operationName" parameter is given more than once')],
+      [
+        'GET variables an array',
+        `/graphql?query=${q}&variables=[1]`,
+        undefined,
+        bad('Expected "variables" param to be empty or an object, but given array.'),
+      ],
+      [
+        'GET variables a number',
+        `/graphql?query=${q}&variables=1`,
+        undefined,
+        bad('Expected "variables" param to be empty or an object, but given number.'),
+      ],
+      [
+        'GET extensions a string',
+        `/graphql?query=${q}&extensions="x"`,
+        undefined,
+        bad('Expected "extensions" param to be empty or an object, but given string.'),
+      ],
+      [
+        'GET operationName twice',
+        `/graphql?query=${q}&operationName=A&operationName=B`,
+        undefined,
+        bad('The "operationName" parameter is given more than once'),
+      ],
       ['GET query twice', `/graphql?query=${q}&query=${q}`, undefined, bad('The "query" parameter is given more than once')],
       ['GET without query', '/graphql', undefined, bad('The "query" parameter is required')],
       ['form variables not JSON', '/graphql', form(`query=${q}&variables={bad`), bad('The "variables" parameter is not valid JSON')],
-      ['JSON variables a string', '/graphql', json(JSON.stringify({ query: '{ __typename }', variables: '{bad' })), bad('Expected "variables" param to be empty or an object, but given string.')],
-      ['JSON variables an array', '/graphql', json(JSON.stringify({ query: '{ __typename }', variables: [1] })), bad('Expected "variables" param to be empty or an object, but given array.')],
-      ['JSON operationName a number', '/graphql', json(JSON.stringify({ query: '{ __typename }', operationName: 1 })), bad('Expected "operationName" param to be a string, but given number.')],
-      ['JSON operationName an object', '/graphql', json(JSON.stringify({ query: '{ __typename }', operationName: {} })), bad('Expected "operationName" param to be a string, but given object.')],
-      ['JSON query a number', '/graphql', json(JSON.stringify({ query: 1 })), bad('Expected "query" param to be a string, but given number.')],
+      [
+        'JSON variables a string',
+        '/graphql',
+        json(JSON.stringify({ query: '{ __typename }', variables: '{bad' })),
+        bad('Expected "variables" param to be empty or an object, but given string.'),
+      ],
+      [
+        'JSON variables an array',
+        '/graphql',
+        json(JSON.stringify({ query: '{ __typename }', variables: [1] })),
+        bad('Expected "variables" param to be empty or an object, but given array.'),
+      ],
+      [
+        'JSON operationName a number',
+        '/graphql',
+        json(JSON.stringify({ query: '{ __typename }', operationName: 1 })),
+        bad('Expected "operationName" param to be a string, but given number.'),
+      ],
+      [
+        'JSON operationName an object',
+        '/graphql',
+        json(JSON.stringify({ query: '{ __typename }', operationName: {} })),
+        bad('Expected "operationName" param to be a string, but given object.'),
+      ],
+      [
+        'JSON query a number',
+        '/graphql',
+        json(JSON.stringify({ query: 1 })),
+        bad('Expected "query" param to be a string, but given number.'),
+      ],
       ['JSON without query', '/graphql', json(JSON.stringify({ variables: {} })), bad('The "query" parameter is required')],
       ['JSON body an array', '/graphql', json('[1]'), bad('Batching is not supported.')],
       // With a valid key the same mistakes are the same 400 (the key changes nothing here).
-      ['GET variables not JSON, with a key', `/graphql?query=${q}&variables={bad`, { headers: { authorization: `Bearer ${key}` } }, bad('The "variables" parameter is not valid JSON')],
+      [
+        'GET variables not JSON, with a key',
+        `/graphql?query=${q}&variables={bad`,
+        { headers: { authorization: `Bearer ${key}` } },
+        bad('The "variables" parameter is not valid JSON'),
+      ],
     ]
     const answers: Record<string, unknown> = {}
     const expected: Record<string, unknown> = {}
@@ -96,7 +153,14 @@ describe.each(targets)('malformed GraphQL parameters on $name', (target) => {
     logs.length = 0
     expect(await send('/graphql', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{ __typename }' })).toEqual({
       status: 415,
-      body: { errors: [{ message: 'The body must be application/json (or application/graphql, or a form)', extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' } }] },
+      body: {
+        errors: [
+          {
+            message: 'The body must be application/json (or application/graphql, or a form)',
+            extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' },
+          },
+        ],
+      },
     })
     const put = await fetch(base + '/graphql', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' })
     expect({ status: put.status, allow: put.headers.get('allow'), body: await put.json() }).toEqual({
@@ -113,7 +177,12 @@ describe.each(targets)('malformed GraphQL parameters on $name', (target) => {
     const echoed = { status: 200, body: { data: { __type: { name: 'Query' } } } }
     expect(await send(`/graphql?query=${query}&variables=${variables}&operationName=Echo`)).toEqual(echoed)
     expect(await send('/graphql', form(`query=${query}&variables=${variables}`))).toEqual(echoed)
-    expect(await send('/graphql', json(JSON.stringify({ query: 'query Echo { __typename }', operationName: 'Echo', variables: null, extensions: null })))).toEqual({
+    expect(
+      await send(
+        '/graphql',
+        json(JSON.stringify({ query: 'query Echo { __typename }', operationName: 'Echo', variables: null, extensions: null })),
+      ),
+    ).toEqual({
       status: 200,
       body: { data: { __typename: 'Query' } },
     })
@@ -125,15 +194,31 @@ describe.each(targets)('malformed GraphQL parameters on $name', (target) => {
     const cases: [string, string, Record<string, string>, string][] = [
       ['GraphQL JSON', '/graphql', { 'content-type': 'application/json' }, '{"query":"{ __typ'],
       ['GraphQL form', '/graphql', { 'content-type': 'application/x-www-form-urlencoded' }, 'query=%7B'],
-      ['GraphQL mutation with Idempotency-Key', '/graphql', { 'content-type': 'application/json', ...auth, 'idempotency-key': 'gone-1' }, '{"query":"mutation'],
+      [
+        'GraphQL mutation with Idempotency-Key',
+        '/graphql',
+        { 'content-type': 'application/json', ...auth, 'idempotency-key': 'gone-1' },
+        '{"query":"mutation',
+      ],
       ['REST body', '/api/contact/group/create', { 'content-type': 'application/json', ...auth }, '{"name":'],
-      ['REST body with Idempotency-Key', '/api/contact/group/create', { 'content-type': 'application/json', ...auth, 'idempotency-key': 'gone-2' }, '{"name":'],
+      [
+        'REST body with Idempotency-Key',
+        '/api/contact/group/create',
+        { 'content-type': 'application/json', ...auth, 'idempotency-key': 'gone-2' },
+        '{"name":',
+      ],
     ]
     const seen: Record<string, unknown> = {}
     for (const [what, path, headers, part] of cases) {
       logs.length = 0
       await new Promise<void>((resolve) => {
-        const req = httpRequest({ host: url.hostname, port: url.port, path, method: 'POST', headers: { ...headers, 'content-length': '1000' } })
+        const req = httpRequest({
+          host: url.hostname,
+          port: url.port,
+          path,
+          method: 'POST',
+          headers: { ...headers, 'content-length': '1000' },
+        })
         req.on('error', () => resolve())
         // Once the part is on the wire, the client hangs up with the rest of its body unsent.
         req.write(part, () => setImmediate(() => (req.destroy(), resolve())))

@@ -19,7 +19,13 @@ function countingLimits() {
 }
 
 function post(yoga: ReturnType<typeof createYoga>, query: string) {
-  return yoga.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify({ query }) }))
+  return yoga.fetch(
+    new Request('http://localhost/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query }),
+    }),
+  )
 }
 
 describe('GraphQL limits per document text', () => {

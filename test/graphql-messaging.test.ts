@@ -15,7 +15,9 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     expect(intro.__schema.queryType.name).toBe('Query')
     const denied = await kit.graphql('{ groups { pageInfo { total } } }')
     expect(denied.data).toBeNull()
-    expect(denied.errors).toEqual([expect.objectContaining({ message: 'A valid API key is required', extensions: { code: 'UNAUTHENTICATED' }, path: ['groups'] })])
+    expect(denied.errors).toEqual([
+      expect.objectContaining({ message: 'A valid API key is required', extensions: { code: 'UNAUTHENTICATED' }, path: ['groups'] }),
+    ])
   })
 
   it('creates, reads, updates and deletes a group', async () => {
@@ -48,7 +50,11 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     )
     expect(updated.updateGroup).toEqual({ name: 'Readers', description: 'Book club', optinCode: null })
 
-    const page = await kit.gql(`{ groups(search: "BOOK") { nodes { id: uuid } pageInfo { total search page perPage skipped pageCount } } }`, {}, key)
+    const page = await kit.gql(
+      `{ groups(search: "BOOK") { nodes { id: uuid } pageInfo { total search page perPage skipped pageCount } } }`,
+      {},
+      key,
+    )
     expect(page.groups).toEqual({ nodes: [{ id }], pageInfo: { total: 1, search: 'BOOK', page: 1, perPage: 25, skipped: 0, pageCount: 1 } })
 
     const deleted = await kit.gql(`mutation($id: ID!) { deleteGroup(id: $id) { deletedId } }`, { id }, key)
@@ -71,7 +77,13 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
 
     const added = await kit.gql(
       `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted created group { contacts { pageInfo { total } } } } }`,
-      { g: s.group.id, c: [{ mobile: mobile(), firstName: 'Baraka' }, { mobile: number, firstName: 'Amani' }] },
+      {
+        g: s.group.id,
+        c: [
+          { mobile: mobile(), firstName: 'Baraka' },
+          { mobile: number, firstName: 'Amani' },
+        ],
+      },
       s.key,
     )
     expect(added.addContactsToGroup).toEqual({ enlisted: 2, created: 1, group: { contacts: { pageInfo: { total: 2 } } } })
@@ -88,7 +100,13 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     const s = await kit.seed().account().group()
     const res = await kit.graphql(
       `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`,
-      { g: s.group.id, c: [{ mobile: mobile(), firstName: 'Ok' }, { mobile: '1', firstName: ' ' }] },
+      {
+        g: s.group.id,
+        c: [
+          { mobile: mobile(), firstName: 'Ok' },
+          { mobile: '1', firstName: ' ' },
+        ],
+      },
       s.key,
     )
     expect(res.errors?.[0]?.extensions).toEqual({

@@ -15,13 +15,18 @@ const CONTACTS = `query($first: Int, $after: String, $last: Int, $before: String
 }`
 const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id uuid status } }`
 
-type Connection = { totalCount?: number; edges: { cursor: string; node: { id: string; uuid: string } }[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null } }
+type Connection = {
+  totalCount?: number
+  edges: { cursor: string; node: { id: string; uuid: string } }[]
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }
+}
 
 describe.each(targets)('Relay connections and nodes on $name', (target) => {
   const clock = fixedClock('2026-03-10T08:15:00Z')
   const kit = useKit(target, { clock, env: { SANDBOX_DELIVERY_DELAY_MS: '1000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } })
 
-  const contacts = async (key: string, variables: Record<string, unknown>): Promise<Connection> => (await kit.gql(CONTACTS, variables, key)).contactsConnection
+  const contacts = async (key: string, variables: Record<string, unknown>): Promise<Connection> =>
+    (await kit.gql(CONTACTS, variables, key)).contactsConnection
   /** The uuids of the account's contacts in the REST list's order. */
   const restOrder = async (key: string, search = '') => {
     const res = await kit.rest('GET', `/api/contacts?perPage=100&search=${encodeURIComponent(search)}`, { key })
@@ -29,7 +34,13 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     return (res.body.data as { uuid: string }[]).map((c) => c.uuid)
   }
   const save = (key: string, firstName: string, familyName = '') =>
-    kit.gql(`mutation($input: SaveContactInput!) { saveContact(input: $input) { contact { uuid } } }`, { input: { mobile: mobile(), firstName, familyName } }, key).then((d) => d.saveContact.contact.uuid as string)
+    kit
+      .gql(
+        `mutation($input: SaveContactInput!) { saveContact(input: $input) { contact { uuid } } }`,
+        { input: { mobile: mobile(), firstName, familyName } },
+        key,
+      )
+      .then((d) => d.saveContact.contact.uuid as string)
   const remove = (key: string, id: string) => kit.gql(`mutation($id: ID!) { deleteContact(id: $id) { deletedId } }`, { id }, key)
 
   /** Many ties on the names, so the uuid decides much of the order. */
@@ -99,7 +110,12 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     expect(first.totalCount).toBe(count)
     expect(first.totalCount).toBe(5)
     expect(first.edges.map((e) => e.node.uuid)).toEqual(order.slice(0, 2))
-    expect(first.pageInfo).toEqual({ hasNextPage: true, hasPreviousPage: false, startCursor: first.edges[0]!.cursor, endCursor: first.edges[1]!.cursor })
+    expect(first.pageInfo).toEqual({
+      hasNextPage: true,
+      hasPreviousPage: false,
+      startCursor: first.edges[0]!.cursor,
+      endCursor: first.edges[1]!.cursor,
+    })
 
     const middle = await contacts(s.key, { first: 2, after: first.pageInfo.endCursor })
     expect(middle.edges.map((e) => e.node.uuid)).toEqual(order.slice(2, 4))
@@ -107,21 +123,39 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
 
     const end = await contacts(s.key, { first: 2, after: middle.pageInfo.endCursor })
     expect(end.edges.map((e) => e.node.uuid)).toEqual(order.slice(4))
-    expect(end.pageInfo).toEqual({ hasNextPage: false, hasPreviousPage: true, startCursor: end.edges[0]!.cursor, endCursor: end.edges[0]!.cursor })
+    expect(end.pageInfo).toEqual({
+      hasNextPage: false,
+      hasPreviousPage: true,
+      startCursor: end.edges[0]!.cursor,
+      endCursor: end.edges[0]!.cursor,
+    })
 
     const past = await contacts(s.key, { first: 2, after: end.pageInfo.endCursor })
-    expect(past).toEqual({ totalCount: 5, edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: true, startCursor: null, endCursor: null } })
+    expect(past).toEqual({
+      totalCount: 5,
+      edges: [],
+      pageInfo: { hasNextPage: false, hasPreviousPage: true, startCursor: null, endCursor: null },
+    })
 
     const all = await contacts(s.key, { first: 5 })
     expect(all.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: false })
     expect((await contacts(s.key, {})).edges).toHaveLength(5) // default page size 25
 
     const none = await contacts(s.key, { first: 0 })
-    expect(none).toEqual({ totalCount: 5, edges: [], pageInfo: { hasNextPage: true, hasPreviousPage: false, startCursor: null, endCursor: null } })
+    expect(none).toEqual({
+      totalCount: 5,
+      edges: [],
+      pageInfo: { hasNextPage: true, hasPreviousPage: false, startCursor: null, endCursor: null },
+    })
 
     const tail = await contacts(s.key, { last: 2 })
     expect(tail.edges.map((e) => e.node.uuid)).toEqual(order.slice(3))
-    expect(tail.pageInfo).toEqual({ hasNextPage: false, hasPreviousPage: true, startCursor: tail.edges[0]!.cursor, endCursor: tail.edges[1]!.cursor })
+    expect(tail.pageInfo).toEqual({
+      hasNextPage: false,
+      hasPreviousPage: true,
+      startCursor: tail.edges[0]!.cursor,
+      endCursor: tail.edges[1]!.cursor,
+    })
     const head = await contacts(s.key, { last: 3, before: tail.pageInfo.startCursor })
     expect(head.edges.map((e) => e.node.uuid)).toEqual(order.slice(0, 3))
     expect(head.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false })
@@ -131,12 +165,23 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     expect(between.edges.map((e) => e.node.uuid)).toEqual(order.slice(2, 4))
 
     const empty = await kit.seed().account()
-    expect(await contacts(empty.key, { first: 3 })).toEqual({ totalCount: 0, edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null } })
+    expect(await contacts(empty.key, { first: 3 })).toEqual({
+      totalCount: 0,
+      edges: [],
+      pageInfo: { hasNextPage: false, hasPreviousPage: false, startCursor: null, endCursor: null },
+    })
   })
 
   it('filters by search like the offset pages, and a group connection lists only its members', async () => {
-    const s = await kit.seed().account().group({ name: 'Choir' }).contacts(3, (i) => ({ firstName: ['Daniel', 'Danielle', 'Eve'][i]!, email: i === 2 ? 'eve@DANI.example' : undefined }))
-    await kit.seed().account().contacts(2, () => ({ firstName: 'Dani elsewhere' })) // another account
+    const s = await kit
+      .seed()
+      .account()
+      .group({ name: 'Choir' })
+      .contacts(3, (i) => ({ firstName: ['Daniel', 'Danielle', 'Eve'][i]!, email: i === 2 ? 'eve@DANI.example' : undefined }))
+    await kit
+      .seed()
+      .account()
+      .contacts(2, () => ({ firstName: 'Dani elsewhere' })) // another account
     const outside = await save(s.key, 'Dani', 'Outside')
     const searched = await contacts(s.key, { search: 'DANI' })
     expect(searched.edges.map((e) => e.node.uuid)).toEqual(await restOrder(s.key, 'dani'))
@@ -148,7 +193,9 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
 
     const GROUP = `query($id: ID!, $search: String, $first: Int, $after: String) { group(id: $id) { contactsConnection(search: $search, first: $first, after: $after) { totalCount edges { cursor node { uuid } } ${PAGE_INFO} } } }`
     const members = s.contacts.map((c) => c.id)
-    const restMembers = (await kit.rest('GET', `/api/contact/group/${s.group.id}/contacts`, { key: s.key })).body.data.map((c: { uuid: string }) => c.uuid)
+    const restMembers = (await kit.rest('GET', `/api/contact/group/${s.group.id}/contacts`, { key: s.key })).body.data.map(
+      (c: { uuid: string }) => c.uuid,
+    )
     const inGroup = (await kit.gql(GROUP, { id: s.group.id }, s.key)).group.contactsConnection
     expect(inGroup.totalCount).toBe(3)
     expect(inGroup.edges.map((e: { node: { uuid: string } }) => e.node.uuid)).toEqual(restMembers)
@@ -162,7 +209,12 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
   })
 
   it('lists groups by name with search and totalCount', async () => {
-    const s = await kit.seed().account().group({ name: 'beta' }).group({ name: 'Alpha', description: 'first letters' }).group({ name: 'gamma' })
+    const s = await kit
+      .seed()
+      .account()
+      .group({ name: 'beta' })
+      .group({ name: 'Alpha', description: 'first letters' })
+      .group({ name: 'gamma' })
     const GROUPS = `query($first: Int, $after: String, $search: String) { groupsConnection(first: $first, after: $after, search: $search) { totalCount edges { node { uuid name } } ${PAGE_INFO} } }`
     const page = (await kit.gql(GROUPS, { first: 2 }, s.key)).groupsConnection
     expect(page.totalCount).toBe(3)
@@ -173,7 +225,9 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     const searched = (await kit.gql(GROUPS, { search: 'LETTERS' }, s.key)).groupsConnection
     expect(searched).toMatchObject({ totalCount: 1, edges: [{ node: { name: 'Alpha' } }] })
     const rest = await kit.rest('GET', '/api/contact/groups', { key: s.key })
-    expect(page.edges.concat(next.edges).map((e: { node: { uuid: string } }) => e.node.uuid)).toEqual(rest.body.data.map((g: { uuid: string }) => g.uuid))
+    expect(page.edges.concat(next.edges).map((e: { node: { uuid: string } }) => e.node.uuid)).toEqual(
+      rest.body.data.map((g: { uuid: string }) => g.uuid),
+    )
   })
 
   async function funded(): Promise<Seeded> {
@@ -229,9 +283,14 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
       after = page.pageInfo.endCursor
     }
     expect(walked).toEqual(list)
-    const times = (await kit.gql(DELIVERIES, {}, s.key)).webhookDeliveriesConnection.edges.map((e: { node: { createdAt: string } }) => e.node.createdAt)
+    const times = (await kit.gql(DELIVERIES, {}, s.key)).webhookDeliveriesConnection.edges.map(
+      (e: { node: { createdAt: string } }) => e.node.createdAt,
+    )
     expect([...times].sort().reverse()).toEqual(times)
-    expect((await kit.gql(DELIVERIES, { state: 'DELIVERED' }, s.key)).webhookDeliveriesConnection).toMatchObject({ totalCount: 0, edges: [] })
+    expect((await kit.gql(DELIVERIES, { state: 'DELIVERED' }, s.key)).webhookDeliveriesConnection).toMatchObject({
+      totalCount: 0,
+      edges: [],
+    })
     expect((await kit.gql(DELIVERIES, { state: 'PENDING' }, s.key)).webhookDeliveriesConnection.totalCount).toBe(list.length)
   })
 
@@ -266,14 +325,25 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
       expect(node, type).toMatchObject({ __typename: type, id, uuid: String(uuid) })
     }
     // The id a type's own field returns is the one node() takes.
-    const listed = await kit.gql(`{ contactsConnection { edges { node { id uuid } } } groupsConnection { edges { node { id } } } }`, {}, seeded.key)
-    const back = await kit.gql(`query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`, { ids: [listed.contactsConnection.edges[0].node.id, listed.groupsConnection.edges[0].node.id, 'Rm9vOjE='] }, seeded.key)
+    const listed = await kit.gql(
+      `{ contactsConnection { edges { node { id uuid } } } groupsConnection { edges { node { id } } } }`,
+      {},
+      seeded.key,
+    )
+    const back = await kit.gql(
+      `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`,
+      { ids: [listed.contactsConnection.edges[0].node.id, listed.groupsConnection.edges[0].node.id, 'Rm9vOjE='] },
+      seeded.key,
+    )
     expect(back.nodes).toEqual([
       { __typename: 'Contact', id: listed.contactsConnection.edges[0].node.id },
       { __typename: 'Group', id: listed.groupsConnection.edges[0].node.id },
       null, // Foo:1 — no such type
     ])
-    const publicOnes = await kit.gql(`query($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Channel { slug } ... on Program { slug } } }`, { ids: [encodeNodeId('Channel', channel.id), encodeNodeId('Program', active.id)] })
+    const publicOnes = await kit.gql(
+      `query($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Channel { slug } ... on Program { slug } } }`,
+      { ids: [encodeNodeId('Channel', channel.id), encodeNodeId('Program', active.id)] },
+    )
     expect(publicOnes.nodes.map((n: { __typename: string }) => n.__typename)).toEqual(['Channel', 'Program'])
   })
 
@@ -289,9 +359,15 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     expect((await kit.gql(`query($id: ID!) { group(id: $id) { uuid } }`, { id: groupGlobal }, s.key)).group.uuid).toBe(s.group.id)
     expect((await kit.gql(`query($id: ID!) { group(id: $id) { uuid } }`, { id: s.group.id }, s.key)).group.uuid).toBe(s.group.id)
     expect((await kit.gql(`query($id: ID!) { contact(id: $id) { uuid } }`, { id: contactGlobal }, s.key)).contact.uuid).toBe(contact)
-    expect((await kit.gql(`query($id: ID!) { message(id: $id) { uuid } }`, { id: encodeNodeId('SentMessage', message!) }, m.key)).message.uuid).toBe(message)
-    expect((await kit.gql(`query($id: String!) { channel(id: $id) { uuid } }`, { id: encodeNodeId('Channel', channel.id) })).channel.uuid).toBe(channel.id)
-    expect((await kit.gql(`query($id: String!) { program(id: $id) { uuid } }`, { id: encodeNodeId('Program', active.id) })).program.uuid).toBe(String(active.id))
+    expect(
+      (await kit.gql(`query($id: ID!) { message(id: $id) { uuid } }`, { id: encodeNodeId('SentMessage', message!) }, m.key)).message.uuid,
+    ).toBe(message)
+    expect(
+      (await kit.gql(`query($id: String!) { channel(id: $id) { uuid } }`, { id: encodeNodeId('Channel', channel.id) })).channel.uuid,
+    ).toBe(channel.id)
+    expect(
+      (await kit.gql(`query($id: String!) { program(id: $id) { uuid } }`, { id: encodeNodeId('Program', active.id) })).program.uuid,
+    ).toBe(String(active.id))
 
     for (const [field, id] of [
       ['group', contactGlobal],
@@ -308,11 +384,23 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     expect(wrongNode).toEqual({ data: { node: null } })
 
     // Mutations and inputs too.
-    const renamed = await kit.gql(`mutation($id: ID!) { updateGroup(id: $id, input: { description: "via global id" }) { uuid description } }`, { id: groupGlobal }, s.key)
+    const renamed = await kit.gql(
+      `mutation($id: ID!) { updateGroup(id: $id, input: { description: "via global id" }) { uuid description } }`,
+      { id: groupGlobal },
+      s.key,
+    )
     expect(renamed.updateGroup).toEqual({ uuid: s.group.id, description: 'via global id' })
-    const saved = await kit.gql(`mutation($input: SaveContactInput!) { saveContact(input: $input) { contact { groups { uuid } } } }`, { input: { mobile: mobile(), firstName: 'Via', groups: [groupGlobal] } }, s.key)
+    const saved = await kit.gql(
+      `mutation($input: SaveContactInput!) { saveContact(input: $input) { contact { groups { uuid } } } }`,
+      { input: { mobile: mobile(), firstName: 'Via', groups: [groupGlobal] } },
+      s.key,
+    )
     expect(saved.saveContact.contact.groups).toEqual([{ uuid: s.group.id }])
-    const badGroups = await kit.graphql(`mutation($input: SaveContactInput!) { saveContact(input: $input) { created } }`, { input: { mobile: mobile(), firstName: 'Via', groups: [contactGlobal] } }, s.key)
+    const badGroups = await kit.graphql(
+      `mutation($input: SaveContactInput!) { saveContact(input: $input) { created } }`,
+      { input: { mobile: mobile(), firstName: 'Via', groups: [contactGlobal] } },
+      s.key,
+    )
     expect(badGroups.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED' })
     const deleted = await kit.gql(`mutation($id: ID!) { deleteContact(id: $id) { deletedId } }`, { id: contactGlobal }, s.key)
     expect(deleted.deleteContact).toEqual({ deletedId: contact })
@@ -322,12 +410,22 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     const a = await funded()
     const aSeed = await kit.seed().account().group({ name: 'Secret' }).contacts(3)
     const [aMessage] = await sent(a)
-    const b = await kit.seed().account().group({ name: 'Mine' }).contacts(2, (i) => ({ firstName: `Zz ${i}` }))
-    const secret = [encodeNodeId('Contact', aSeed.contacts[0]!.id), encodeNodeId('Group', aSeed.group.id), encodeNodeId('SentMessage', aMessage!)]
+    const b = await kit
+      .seed()
+      .account()
+      .group({ name: 'Mine' })
+      .contacts(2, (i) => ({ firstName: `Zz ${i}` }))
+    const secret = [
+      encodeNodeId('Contact', aSeed.contacts[0]!.id),
+      encodeNodeId('Group', aSeed.group.id),
+      encodeNodeId('SentMessage', aMessage!),
+    ]
     for (const id of secret) {
       expect(await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id }, b.key)).toEqual({ data: { node: null } })
     }
-    expect(await kit.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: secret }, b.key)).toEqual({ data: { nodes: [null, null, null] } })
+    expect(await kit.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: secret }, b.key)).toEqual({
+      data: { nodes: [null, null, null] },
+    })
     const groupOfA = await kit.graphql(`query($id: ID!) { group(id: $id) { contactsConnection { totalCount } } }`, { id: secret[1] }, b.key)
     expect(groupOfA.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND' })
 
@@ -338,7 +436,9 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
       b.key,
     )
     expect(everything.contactsConnection.totalCount).toBe(2)
-    expect(everything.contactsConnection.edges.map((e: { node: { uuid: string } }) => e.node.uuid).sort()).toEqual(b.contacts.map((c) => c.id).sort())
+    expect(everything.contactsConnection.edges.map((e: { node: { uuid: string } }) => e.node.uuid).sort()).toEqual(
+      b.contacts.map((c) => c.id).sort(),
+    )
     expect(everything.groupsConnection).toEqual({ totalCount: 1, edges: [{ node: { uuid: b.group.id } }] })
     expect(everything.messagesConnection).toEqual({ totalCount: 0, edges: [] })
     expect(everything.webhookDeliveriesConnection).toEqual({ totalCount: 0, edges: [] })
@@ -356,14 +456,18 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     for (const field of ['contactsConnection', 'groupsConnection', 'messagesConnection', 'webhookDeliveriesConnection']) {
       const res = await kit.graphql(`{ ${field} { totalCount } }`)
       expect(res.data, field).toBeNull()
-      expect(res.errors, field).toEqual([expect.objectContaining({ message: 'A valid API key is required', extensions: { code: 'UNAUTHENTICATED' }, path: [field] })])
+      expect(res.errors, field).toEqual([
+        expect.objectContaining({ message: 'A valid API key is required', extensions: { code: 'UNAUTHENTICATED' }, path: [field] }),
+      ])
     }
     const anonymous = await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: encodeNodeId('Contact', s.contacts[0]!.id) })
     expect(anonymous.errors?.[0]).toMatchObject({ extensions: { code: 'UNAUTHENTICATED' }, path: ['node'] })
     const wrongKey = await kit.graphql(`{ contactsConnection { totalCount } }`, {}, 'gk_000000000000_nope')
     expect(wrongKey.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED' })
     const { channel } = await channelWithProgram()
-    expect((await kit.gql(`query($id: ID!) { node(id: $id) { ... on Channel { uuid } } }`, { id: encodeNodeId('Channel', channel.id) })).node).toEqual({ uuid: channel.id })
+    expect(
+      (await kit.gql(`query($id: ID!) { node(id: $id) { ... on Channel { uuid } } }`, { id: encodeNodeId('Channel', channel.id) })).node,
+    ).toEqual({ uuid: channel.id })
   })
 
   it('refuses bad cursors, first with last, page sizes out of range, garbage global ids and too many ids, as BAD_REQUEST', async () => {
@@ -371,7 +475,11 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     const groupCursor = (await kit.gql(`{ groupsConnection { edges { cursor } } }`, {}, s.key)).groupsConnection.edges[0].cursor
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['garbage after', { after: 'not a cursor!' }, /after is not a cursor of this connection/],
-      ['base64 garbage before', { last: 1, before: Buffer.from('["contacts",1]').toString('base64url') }, /before is not a cursor of this connection/],
+      [
+        'base64 garbage before',
+        { last: 1, before: Buffer.from('["contacts",1]').toString('base64url') },
+        /before is not a cursor of this connection/,
+      ],
       ['a cursor of another connection', { after: groupCursor }, /after is not a cursor of this connection/],
       ['first and last', { first: 1, last: 1 }, /first and last cannot be used together/],
       ['first over the limit', { first: 101 }, /first must be at most 100/],
@@ -381,14 +489,28 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     for (const [name, variables, message] of cases) {
       const res = await kit.graphql(CONTACTS, variables, s.key)
       expect(res.data, name).toBeNull()
-      expect(res.errors, name).toEqual([expect.objectContaining({ message: expect.stringMatching(message), extensions: { code: 'BAD_REQUEST' }, path: ['contactsConnection'] })])
+      expect(res.errors, name).toEqual([
+        expect.objectContaining({
+          message: expect.stringMatching(message),
+          extensions: { code: 'BAD_REQUEST' },
+          path: ['contactsConnection'],
+        }),
+      ])
     }
     const garbage = await kit.graphql(`{ node(id: "definitely not an id") { id } }`, {}, s.key)
-    expect(garbage.errors).toEqual([expect.objectContaining({ message: 'definitely not an id is not a global id', extensions: { code: 'BAD_REQUEST' } })])
-    const tooMany = await kit.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: Array.from({ length: 101 }, () => encodeNodeId('Group', s.group.id)) }, s.key)
+    expect(garbage.errors).toEqual([
+      expect.objectContaining({ message: 'definitely not an id is not a global id', extensions: { code: 'BAD_REQUEST' } }),
+    ])
+    const tooMany = await kit.graphql(
+      `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`,
+      { ids: Array.from({ length: 101 }, () => encodeNodeId('Group', s.group.id)) },
+      s.key,
+    )
     expect(tooMany.errors?.[0]).toMatchObject({ message: 'ids: at most 100 ids', extensions: { code: 'BAD_REQUEST' } })
     // A program id beyond 32 bits, or an id with NUL, names nothing.
-    expect(await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: Buffer.from('Program:99999999999').toString('base64') })).toEqual({ data: { node: null } })
+    expect(
+      await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: Buffer.from('Program:99999999999').toString('base64') }),
+    ).toEqual({ data: { node: null } })
   })
 
   it('reads a page and its relations in a fixed number of statements, whatever the page size, and counts only when asked', async () => {
@@ -409,7 +531,8 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     expect(listTotal).toHaveLength(1)
     // Paging on from a cursor: whether rows come before it is one more read, only when asked.
     const after = (await kit.gql(query(5, false), {}, s.key)).contactsConnection.pageInfo.endCursor
-    const from = (flag: string) => `{ contactsConnection(first: 5, after: "${after}") { edges { node { uuid } } pageInfo { endCursor ${flag} } } }`
+    const from = (flag: string) =>
+      `{ contactsConnection(first: 5, after: "${after}") { edges { node { uuid } } pageInfo { endCursor ${flag} } } }`
     const without = await count(from(''))
     expect(await count(from('hasPreviousPage'))).toBe(without + 1)
   })
@@ -420,12 +543,16 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
       return measureOperation(schema, new Map(), document.definitions[0] as never).cost
     }
     // 1 (connection) + totalCount 1 + edges (1 + 10 * (node 1 + uuid 1)) + pageInfo (1 + 1)
-    expect(cost('{ contactsConnection(first: 10) { totalCount edges { node { uuid } } pageInfo { hasNextPage } } }')).toBe(1 + 1 + (1 + 10 * 2) + 2)
+    expect(cost('{ contactsConnection(first: 10) { totalCount edges { node { uuid } } pageInfo { hasNextPage } } }')).toBe(
+      1 + 1 + (1 + 10 * 2) + 2,
+    )
     expect(cost('{ contactsConnection(last: 7) { edges { node { uuid } } } }')).toBe(1 + 1 + 7 * 2)
     expect(cost('{ contactsConnection { edges { node { uuid } } } }')).toBe(1 + 1 + 25 * 2) // the default page
     expect(cost('query($n: Int) { contactsConnection(first: $n) { edges { node { uuid } } } }')).toBe(1 + 1 + 100 * 2) // a variable: the maximum
     // Nested: a group page of 100, each with a contact page of 100, goes over the limit like nested offset pages.
-    expect(cost('{ groupsConnection(first: 100) { edges { node { contactsConnection(first: 100) { edges { node { uuid } } } } } } }')).toBeGreaterThan(10_000)
+    expect(
+      cost('{ groupsConnection(first: 100) { edges { node { contactsConnection(first: 100) { edges { node { uuid } } } } } } }'),
+    ).toBeGreaterThan(10_000)
     expect(cost('query($ids: [ID!]!) { nodes(ids: $ids) { id } }')).toBe(1 + 100)
     expect(cost('{ nodes(ids: ["a", "b"]) { id } }')).toBe(1 + 2)
   })

@@ -17,7 +17,8 @@ function undescribed(): string[] {
         for (const arg of field.args) if (!arg.description) missing.push(`${type.name}.${field.name}(${arg.name})`)
       }
     }
-    if (isInputObjectType(type)) for (const field of Object.values(type.getFields())) if (!field.description) missing.push(`${type.name}.${field.name}`)
+    if (isInputObjectType(type))
+      for (const field of Object.values(type.getFields())) if (!field.description) missing.push(`${type.name}.${field.name}`)
     if (isEnumType(type)) for (const value of type.getValues()) if (!value.description) missing.push(`${type.name}.${value.name}`)
   }
   return missing
@@ -45,7 +46,9 @@ describe.each(targets)('GraphQL schema behaviour on $name', (target) => {
       expect(res.data, field).toEqual({ [field]: null, groups: { nodes: [{ id: group.id, name: 'Kept' }] } })
       expect(res.errors, field).toEqual([expect.objectContaining({ path: [field], extensions: { code: 'NOT_FOUND' } })])
     }
-    const publicLookups = await kit.graphql(`{ channel(id: "no-such-channel") { name } program(id: "no-such-program") { name } __typename }`)
+    const publicLookups = await kit.graphql(
+      `{ channel(id: "no-such-channel") { name } program(id: "no-such-program") { name } __typename }`,
+    )
     expect(publicLookups.data).toEqual({ channel: null, program: null, __typename: 'Query' })
     // Errors come in the order the resolvers fail, which is not the order of the fields.
     expect(publicLookups.errors?.map((e) => [e.path, e.extensions?.code])).toEqual(

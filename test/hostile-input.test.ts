@@ -46,7 +46,12 @@ describe.each(targets)('hostile input on $name', (target) => {
       expect(patch.body.code).toBe('NOT_FOUND')
       // The key is still checked first.
       expect((await kit.rest('GET', '/api/contact/%E0%A4%A')).status).toBe(401)
-      for (const path of ['/api/channels/%E0%A4%A/status', '/api/channels/%/programs', '/api/programs/%00/episodes', '/api/channels/city%ZZ/programs/next/3']) {
+      for (const path of [
+        '/api/channels/%E0%A4%A/status',
+        '/api/channels/%/programs',
+        '/api/programs/%00/episodes',
+        '/api/channels/city%ZZ/programs/next/3',
+      ]) {
         const res = await kit.rest('GET', path)
         expect(res.status, path).toBe(404)
         expect(res.body).toEqual({ error: expect.any(String) })
@@ -67,10 +72,16 @@ describe.each(targets)('hostile input on $name', (target) => {
       ] as const) {
         const res = await kit.rest('GET', `${path}?${query}`, { key })
         expect(res.status, `${path}?${query}`).toBe(422)
-        expect(res.body).toEqual({ error: expect.any(String), code: 'VALIDATION_FAILED', details: [{ field, message: expect.stringContaining(field) }] })
+        expect(res.body).toEqual({
+          error: expect.any(String),
+          code: 'VALIDATION_FAILED',
+          details: [{ field, message: expect.stringContaining(field) }],
+        })
       }
       // Non-numeric stays as documented: a 422 naming it.
-      expect((await kit.rest('GET', `${path}?page=abc`, { key })).body.details).toEqual([{ field: 'page', message: 'page must be a whole number' }])
+      expect((await kit.rest('GET', `${path}?page=abc`, { key })).body.details).toEqual([
+        { field: 'page', message: 'page must be a whole number' },
+      ])
     }
     const last = await kit.rest('GET', '/api/contacts?page=1000000&perPage=1000000', { key })
     expect(last.status).toBe(200)
@@ -82,7 +93,10 @@ describe.each(targets)('hostile input on $name', (target) => {
       `{ group(id: "${group.id}") { contacts(page: 1000001) { pageInfo { skipped } } } }`,
     ]) {
       const res = await kit.graphql(query, {}, key)
-      expect(res.errors?.[0]?.extensions, query).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: expect.stringMatching(/^(page|perPage)$/) }] })
+      expect(res.errors?.[0]?.extensions, query).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: [{ field: expect.stringMatching(/^(page|perPage)$/) }],
+      })
     }
   })
 
@@ -98,7 +112,11 @@ describe.each(targets)('hostile input on $name', (target) => {
     expect(group.name).toBe('Proto')
 
     const strict = await unchanged(kit, () =>
-      kit.rest('PATCH', `/api/contact/group/${group.id}/update`, { key, headers: json, rawBody: '{"constructor":1,"__proto__":{"name":"evil"},"valueof":"x"}' }),
+      kit.rest('PATCH', `/api/contact/group/${group.id}/update`, {
+        key,
+        headers: json,
+        rawBody: '{"constructor":1,"__proto__":{"name":"evil"},"valueof":"x"}',
+      }),
     )
     expect(strict.status).toBe(422)
     expect(strict.body.details.map((d: any) => d.field)).toEqual(['constructor', '__proto__', 'valueof'])
@@ -121,10 +139,15 @@ describe.each(targets)('hostile input on $name', (target) => {
     const added = await kit.rest('POST', `/api/contact/group/${group.id}/add-contacts`, {
       key,
       headers: json,
-      rawBody: '{"contacts":[{"mobile":"0712000003","first_name":"Cy","toString":"x","__proto__":null,"constructor":1}],"__proto__":{"contacts":[]}}',
+      rawBody:
+        '{"contacts":[{"mobile":"0712000003","first_name":"Cy","toString":"x","__proto__":null,"constructor":1}],"__proto__":{"contacts":[]}}',
     })
     expect(added).toMatchObject({ status: 200, body: { status: 'successful' } })
-    const noList = await kit.rest('POST', `/api/contact/group/${group.id}/add-contacts`, { key, headers: json, rawBody: '{"__proto__":{"contacts":[{}]}}' })
+    const noList = await kit.rest('POST', `/api/contact/group/${group.id}/add-contacts`, {
+      key,
+      headers: json,
+      rawBody: '{"__proto__":{"contacts":[{}]}}',
+    })
     expect(noList.body).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'contacts' }] })
     expect(await kit.db.contact.count({ where: { accountId: account.id } })).toBe(2)
   })
@@ -141,33 +164,59 @@ describe.each(targets)('hostile input on $name', (target) => {
         ['POST', '/api/contact/save', '{"mobile":"0712000011","first_name":"A","organization":"\\u0000"}', 'organization'],
         ['POST', '/api/contact/save', '{"mobile":"0712000012","first_name":"A","groups":["\\u0000"]}', 'groups[0]'],
         ['POST', '/api/contact/save', '{"mobile":"0712\\u0000000013","first_name":"A"}', 'mobile'],
-        ['POST', `/api/contact/group/${group.id}/add-contacts`, '{"contacts":[{"mobile":"0712000014","first_name":"A","family_name":"\\ud83d"}]}', 'contacts[0].family_name'],
+        [
+          'POST',
+          `/api/contact/group/${group.id}/add-contacts`,
+          '{"contacts":[{"mobile":"0712000014","first_name":"A","family_name":"\\ud83d"}]}',
+          'contacts[0].family_name',
+        ],
       ]
       for (const [method, path, rawBody, field] of rest) {
         const res = await kit.rest(method, path, { key, headers: json, rawBody })
         expect(res.status, rawBody).toBe(422)
-        expect(res.body, rawBody).toEqual({ error: expect.any(String), code: 'VALIDATION_FAILED', details: [{ field, message: expect.stringMatching(/NUL|surrogate/) }] })
+        expect(res.body, rawBody).toEqual({
+          error: expect.any(String),
+          code: 'VALIDATION_FAILED',
+          details: [{ field, message: expect.stringMatching(/NUL|surrogate/) }],
+        })
       }
       for (const search of ['%00', '%ED%A0%80', 'a%00b']) {
         const res = await kit.rest('GET', `/api/contacts?search=${search}`, { key })
         expect(res.status, search).toBe(search === '%ED%A0%80' ? 200 : 422)
       }
-      expect((await kit.rest('GET', '/api/contacts?search=%00', { key })).body.details).toEqual([{ field: 'search', message: 'search must not contain NUL characters' }])
+      expect((await kit.rest('GET', '/api/contacts?search=%00', { key })).body.details).toEqual([
+        { field: 'search', message: 'search must not contain NUL characters' },
+      ])
 
       const graphql: [string, Record<string, unknown>, string][] = [
         ['mutation($n: String!) { createGroup(input: { name: $n }) { created } }', { n: 'a\u0000' }, 'name'],
         ['mutation($t: String!) { sendSms(input: { to: "0712000015", message: $t }) { id } }', { t: 'hi \ud800' }, 'message'],
-        ['mutation($t: String!) { receiveSms(input: { to: "22384", from: "0712000016", text: $t }) { action } }', { t: 'JOIN\u0000' }, 'text'],
-        ['mutation($s: String!) { saveContact(input: { mobile: "0712000017", firstName: "A", twitter: $s }) { created } }', { s: '\udfff' }, 'twitter'],
+        [
+          'mutation($t: String!) { receiveSms(input: { to: "22384", from: "0712000016", text: $t }) { action } }',
+          { t: 'JOIN\u0000' },
+          'text',
+        ],
+        [
+          'mutation($s: String!) { saveContact(input: { mobile: "0712000017", firstName: "A", twitter: $s }) { created } }',
+          { s: '\udfff' },
+          'twitter',
+        ],
         ['query($s: String!) { contacts(search: $s) { pageInfo { total } } }', { s: '\u0000' }, 'search'],
         ['query($s: String!) { groups(search: $s) { pageInfo { total } } }', { s: 'x\ud800' }, 'search'],
       ]
       for (const [query, variables, field] of graphql) {
         const res = await kit.graphql(query, variables, key)
-        expect(res.errors?.[0]?.extensions, query).toEqual({ code: 'VALIDATION_FAILED', details: [{ field, message: expect.stringMatching(/NUL|surrogate/) }] })
+        expect(res.errors?.[0]?.extensions, query).toEqual({
+          code: 'VALIDATION_FAILED',
+          details: [{ field, message: expect.stringMatching(/NUL|surrogate/) }],
+        })
       }
       // Ids no database could hold name nothing.
-      for (const query of ['{ contact(id: "\\u0000") { id } }', '{ group(id: "a\\u0000") { id } }', 'mutation { deleteGroup(id: "\\u0000") { deletedId } }']) {
+      for (const query of [
+        '{ contact(id: "\\u0000") { id } }',
+        '{ group(id: "a\\u0000") { id } }',
+        'mutation { deleteGroup(id: "\\u0000") { deletedId } }',
+      ]) {
         expect((await kit.graphql(query, {}, key)).errors?.[0]?.extensions?.code, query).toBe('NOT_FOUND')
       }
       const doc = JSON.parse(SAMPLE)
@@ -192,10 +241,16 @@ describe.each(targets)('hostile input on $name', (target) => {
     const { key } = await kit.seed().account().group()
     const long = 'a'.repeat(60_000)
     const res = await kit.rest('GET', `/api/contact/groups?search=${long}`, { key })
-    expect(res).toMatchObject({ status: 422, body: { code: 'VALIDATION_FAILED', details: [{ field: 'search', message: 'search must be at most 200 characters' }] } })
+    expect(res).toMatchObject({
+      status: 422,
+      body: { code: 'VALIDATION_FAILED', details: [{ field: 'search', message: 'search must be at most 200 characters' }] },
+    })
     expect((await kit.rest('GET', `/api/contacts?search=${'%25'.repeat(201)}`, { key })).status).toBe(422)
     const gql = await kit.graphql('query($s: String!) { contacts(search: $s) { pageInfo { total } } }', { s: long }, key)
-    expect(gql.errors?.[0]?.extensions).toEqual({ code: 'VALIDATION_FAILED', details: [{ field: 'search', message: 'search must be at most 200 characters' }] })
+    expect(gql.errors?.[0]?.extensions).toEqual({
+      code: 'VALIDATION_FAILED',
+      details: [{ field: 'search', message: 'search must be at most 200 characters' }],
+    })
     const most = await kit.rest('GET', `/api/contacts?search=${'%25_'.repeat(100)}`, { key })
     expect(most).toMatchObject({ status: 200, body: { meta: { total: 0, search: '%_'.repeat(100) } } })
   })
@@ -207,17 +262,34 @@ describe.each(targets)('hostile input on $name', (target) => {
       for (const n of [200_000, 10_001]) {
         const res = await kit.rest('POST', path, { key, body: { contacts: Array.from({ length: n }, () => ({})) } })
         expect(res.status).toBe(422)
-        expect(res.body).toEqual({ error: 'at most 10000 contacts per request', code: 'VALIDATION_FAILED', details: [{ field: 'contacts', message: 'at most 10000 contacts per request' }] })
+        expect(res.body).toEqual({
+          error: 'at most 10000 contacts per request',
+          code: 'VALIDATION_FAILED',
+          details: [{ field: 'contacts', message: 'at most 10000 contacts per request' }],
+        })
       }
-      const delist = await kit.rest('DELETE', `/api/contact/group/${group.id}/delist-contacts`, { key, body: { contacts: Array.from({ length: 10_001 }, () => ({})) } })
+      const delist = await kit.rest('DELETE', `/api/contact/group/${group.id}/delist-contacts`, {
+        key,
+        body: { contacts: Array.from({ length: 10_001 }, () => ({})) },
+      })
       expect(delist.body.details).toEqual([{ field: 'contacts', message: 'at most 10000 contacts per request' }])
       const many = Array.from({ length: 10_001 }, () => ({ mobile: 'x', firstName: '' }))
-      const gql = await kit.graphql('mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }', { g: group.id, c: many }, key)
-      expect(gql.errors?.[0]?.extensions).toEqual({ code: 'VALIDATION_FAILED', details: [{ field: 'contacts', message: 'at most 10000 contacts per request' }] })
+      const gql = await kit.graphql(
+        'mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }',
+        { g: group.id, c: many },
+        key,
+      )
+      expect(gql.errors?.[0]?.extensions).toEqual({
+        code: 'VALIDATION_FAILED',
+        details: [{ field: 'contacts', message: 'at most 10000 contacts per request' }],
+      })
       // GraphQL's own coercion stops after 50 problems: 200,000 bad items stay a short answer.
       const coerced = await kit.rest('POST', '/graphql', {
         key,
-        body: { query: 'mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }', variables: { g: group.id, c: Array.from({ length: 200_000 }, () => ({})) } },
+        body: {
+          query: 'mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }',
+          variables: { g: group.id, c: Array.from({ length: 200_000 }, () => ({})) },
+        },
       })
       expect(coerced.status).toBe(400)
       expect(JSON.stringify(coerced.body).length).toBeLessThan(64 * 1024)
@@ -227,14 +299,21 @@ describe.each(targets)('hostile input on $name', (target) => {
   it('lists at most 100 validation details and one more entry counting the rest', async () => {
     const { key, group } = await kit.seed().account().group()
     await unchanged(kit, async () => {
-      const res = await kit.rest('POST', `/api/contact/group/${group.id}/add-contacts`, { key, body: { contacts: Array.from({ length: 150 }, () => ({})) } })
+      const res = await kit.rest('POST', `/api/contact/group/${group.id}/add-contacts`, {
+        key,
+        body: { contacts: Array.from({ length: 150 }, () => ({})) },
+      })
       expect(res.status).toBe(422)
       expect(res.body.error).toBe('The request has 300 invalid fields')
       expect(res.body.details).toHaveLength(101)
       expect(res.body.details[0]).toEqual({ field: 'contacts[0].mobile', message: 'mobile is required' })
       expect(res.body.details[100]).toEqual({ field: '(more)', message: '200 more problems are not listed' })
       const bad = Array.from({ length: 150 }, () => ({ mobile: 'nope', firstName: ' ' }))
-      const gql = await kit.graphql('mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }', { g: group.id, c: bad }, key)
+      const gql = await kit.graphql(
+        'mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }',
+        { g: group.id, c: bad },
+        key,
+      )
       expect(gql.errors?.[0]?.extensions?.details).toHaveLength(101)
       expect(gql.errors?.[0]?.extensions?.details[100]).toEqual({ field: '(more)', message: '200 more problems are not listed' })
     })
@@ -244,7 +323,11 @@ describe.each(targets)('hostile input on $name', (target) => {
     const op = await kit.seed().account('Operator')
     const other = await kit.seed().account('Other')
     const run = (doc: unknown, key: string) =>
-      kit.graphql('mutation($d: String!) { importChannel(document: $d) { id: uuid slug } }', { d: typeof doc === 'string' ? doc : JSON.stringify(doc) }, key)
+      kit.graphql(
+        'mutation($d: String!) { importChannel(document: $d) { id: uuid slug } }',
+        { d: typeof doc === 'string' ? doc : JSON.stringify(doc) },
+        key,
+      )
     expect((await run(JSON.parse(SAMPLE), op.key)).data?.importChannel).toEqual({ id: SAMPLE_UUID, slug: 'city-tv' })
     await unchanged(kit, async () => {
       const bySlug = JSON.parse(SAMPLE)
@@ -252,12 +335,18 @@ describe.each(targets)('hostile input on $name', (target) => {
       bySlug.channel.name = 'Hijacked'
       const newUuid = { ...JSON.parse(SAMPLE), channel: { ...JSON.parse(SAMPLE).channel, uuid: randomUUID(), name: 'Hijacked' } }
       for (const doc of [bySlug, newUuid]) {
-        expect((await run(doc, other.key)).errors?.[0]).toMatchObject({ message: 'channel slug city-tv is already used by another channel', extensions: { code: 'CONFLICT' } })
+        expect((await run(doc, other.key)).errors?.[0]).toMatchObject({
+          message: 'channel slug city-tv is already used by another channel',
+          extensions: { code: 'CONFLICT' },
+        })
       }
       // The operator's own second channel may not take the slug either.
       expect((await run(newUuid, op.key)).errors?.[0]?.extensions?.code).toBe('CONFLICT')
       // Another's uuid answers like a missing channel.
-      expect((await run({ ...JSON.parse(SAMPLE), channel: { ...JSON.parse(SAMPLE).channel, name: 'Hijacked' } }, other.key)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
+      expect(
+        (await run({ ...JSON.parse(SAMPLE), channel: { ...JSON.parse(SAMPLE).channel, name: 'Hijacked' } }, other.key)).errors?.[0]
+          ?.extensions?.code,
+      ).toBe('NOT_FOUND')
       // Nesting far deeper than any import document is refused before anything recurses over it.
       const deep = await run(SAMPLE.replace('{', `{"extra":${'['.repeat(100_000)}${']'.repeat(100_000)},`), other.key)
       expect(deep.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED')
@@ -266,13 +355,19 @@ describe.each(targets)('hostile input on $name', (target) => {
   })
 
   // The CLI stops before it opens a database: once is enough.
-  it.runIf(target.name === 'sqlite')('CLI: a prototype name is not a command', async () => {
-    for (const name of ['constructor', '__proto__', 'toString']) {
-      const failed = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', name], { env: { ...process.env, DATABASE_URL: kit.url } }).catch((e) => e)
-      expect(failed.code, name).toBe(2)
-      expect(failed.stderr.trim().split('\n'), name).toEqual([`unknown command "${name}"; run \`npm run cli -- --help\` for the list`])
-    }
-  }, 30_000)
+  it.runIf(target.name === 'sqlite')(
+    'CLI: a prototype name is not a command',
+    async () => {
+      for (const name of ['constructor', '__proto__', 'toString']) {
+        const failed = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', name], {
+          env: { ...process.env, DATABASE_URL: kit.url },
+        }).catch((e) => e)
+        expect(failed.code, name).toBe(2)
+        expect(failed.stderr.trim().split('\n'), name).toEqual([`unknown command "${name}"; run \`npm run cli -- --help\` for the list`])
+      }
+    },
+    30_000,
+  )
 
   it.runIf(target.name === 'postgresql')('add-contacts racing a group delete answers 404 NOT_FOUND and writes nothing', async () => {
     const { key, group, account } = await kit.seed().account().group()
@@ -288,7 +383,9 @@ describe.each(targets)('hostile input on $name', (target) => {
       const deadline = Date.now() + 15_000
       for (;;) {
         // The waiting insert shows in pg_locks (pg_stat_activity may still show the previous statement).
-        const { rows } = await blocker.query(`SELECT COUNT(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = '"Contact"'::regclass`)
+        const { rows } = await blocker.query(
+          `SELECT COUNT(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = '"Contact"'::regclass`,
+        )
         if (rows[0].n > 0) break
         if (Date.now() > deadline) throw new Error('add-contacts never reached its insert')
         await new Promise((r) => setTimeout(r, 20))

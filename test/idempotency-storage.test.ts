@@ -9,7 +9,10 @@ const BUDGET = 3000
 describe.each(targets)('bounded Idempotency-Key storage on $name', (target) => {
   const kit = useKit(target, { env: { IDEMPOTENCY_ACCOUNT_BUDGET_BYTES: String(BUDGET) } })
   const keptCharacters = async (accountId: string) =>
-    (await kit.db.idempotencyRecord.findMany({ where: { accountId }, select: { body: true } })).reduce((sum, r) => sum + (r.body?.length ?? 0), 0)
+    (await kit.db.idempotencyRecord.findMany({ where: { accountId }, select: { body: true } })).reduce(
+      (sum, r) => sum + (r.body?.length ?? 0),
+      0,
+    )
 
   const gql = (key: string, idempotencyKey: string, query: string, variables: Record<string, unknown>) =>
     kit.rest('POST', '/graphql', { key, body: { query, variables }, headers: { 'idempotency-key': idempotencyKey } })
@@ -17,7 +20,10 @@ describe.each(targets)('bounded Idempotency-Key storage on $name', (target) => {
   it('keeps no answer over 64 KiB: the amplifying mutation is answered once, its retry is a 409, the store grows by a marker only', async () => {
     const s = await kit.seed().account().group({ name: 'Big' }).contacts(100)
     // One small mutation selecting the group's 100 contacts under 9 aliases: an answer of about 100 KB.
-    const aliases = Array.from({ length: 9 }, (_, i) => `c${i}: contacts(perPage: 100) { nodes { uuid mobile firstName familyName email organization } }`).join(' ')
+    const aliases = Array.from(
+      { length: 9 },
+      (_, i) => `c${i}: contacts(perPage: 100) { nodes { uuid mobile firstName familyName email organization } }`,
+    ).join(' ')
     const UPDATE = `mutation($id: ID!, $d: String!) { updateGroup(id: $id, input: { description: $d }) { description ${aliases} } }`
     for (let i = 0; i < 20; i++) {
       const first = await gql(s.key, `amplify-${i}`, UPDATE, { id: s.group.id, d: `run ${i}` })

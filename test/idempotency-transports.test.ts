@@ -16,16 +16,28 @@ describe.each(targets)('Idempotency-Key across GraphQL transports on $name', (ta
   }
 
   const transports: [string, (name: string) => { body: () => BodyInit; contentType?: string }][] = [
-    ['multipart/form-data (the GraphQL multipart request)', (name) => ({
-      body: () => {
-        const form = new FormData()
-        form.set('operations', JSON.stringify({ query: CREATE, variables: { input: { name } } }))
-        form.set('map', '{}')
-        return form
-      },
-    })],
-    ['JSON that starts with a byte-order mark', (name) => ({ body: () => `\uFEFF${JSON.stringify({ query: CREATE, variables: { input: { name } } })}`, contentType: 'application/json' })],
-    ['plain JSON', (name) => ({ body: () => JSON.stringify({ query: CREATE, variables: { input: { name } } }), contentType: 'application/json' })],
+    [
+      'multipart/form-data (the GraphQL multipart request)',
+      (name) => ({
+        body: () => {
+          const form = new FormData()
+          form.set('operations', JSON.stringify({ query: CREATE, variables: { input: { name } } }))
+          form.set('map', '{}')
+          return form
+        },
+      }),
+    ],
+    [
+      'JSON that starts with a byte-order mark',
+      (name) => ({
+        body: () => `\uFEFF${JSON.stringify({ query: CREATE, variables: { input: { name } } })}`,
+        contentType: 'application/json',
+      }),
+    ],
+    [
+      'plain JSON',
+      (name) => ({ body: () => JSON.stringify({ query: CREATE, variables: { input: { name } } }), contentType: 'application/json' }),
+    ],
   ]
 
   it.each(transports)('%s: the retry is a replay of the first answer', async (_name, make) => {

@@ -58,7 +58,11 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
     expect(await groups(s.account.id)).toBe(1)
 
     // A query with the header runs as usual and keeps nothing.
-    const query = await kit.rest('POST', '/graphql', { key: s.key, body: { query: '{ groups { nodes { id: uuid } } }' }, headers: key('gql-query') })
+    const query = await kit.rest('POST', '/graphql', {
+      key: s.key,
+      body: { query: '{ groups { nodes { id: uuid } } }' },
+      headers: key('gql-query'),
+    })
     expect(query.body).toEqual({ data: { groups: { nodes: [{ id: first.body.data.createGroup.group.id }] } } })
     expect(query.headers.get('idempotency-replayed')).toBeNull()
     expect(await records(s.account.id)).toBe(1)
@@ -87,7 +91,9 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
     })
     expect(gql.status).toBe(422)
     expect(gql.body).toEqual({
-      errors: [{ message: 'This Idempotency-Key was already used with a different request', extensions: { code: 'IDEMPOTENCY_KEY_REUSED' } }],
+      errors: [
+        { message: 'This Idempotency-Key was already used with a different request', extensions: { code: 'IDEMPOTENCY_KEY_REUSED' } },
+      ],
     })
     expect(await kit.db.group.findMany({ where: { accountId: s.account.id }, select: { name: true } })).toEqual([{ name: 'First' }])
     expect(await kit.db.contact.count({ where: { accountId: s.account.id } })).toBe(0)
@@ -97,7 +103,8 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
     const s = await kit.seed().account().group({ name: 'Race' })
     // A request slow enough to be still running when its twin arrives: 3,000 contacts in one add.
     const contacts = Array.from({ length: 3000 }, (_, i) => ({ mobile: `+25471${String(5_000_000 + i)}`, first_name: `Racer ${i}` }))
-    const send = () => kit.rest('POST', `/api/contact/group/${s.group.id}/add-contacts`, { key: s.key, body: { contacts }, headers: key('race') })
+    const send = () =>
+      kit.rest('POST', `/api/contact/group/${s.group.id}/add-contacts`, { key: s.key, body: { contacts }, headers: key('race') })
     const first = send()
     // The twin is sent once the first holds the key (its record is running), so the race is decided.
     for (let i = 0; i < 500; i++) {
@@ -134,8 +141,13 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
       const answers = await Promise.all([kit, other].map((k) => k.rest('POST', path, { key: s.key, body, headers: key('two-instances') })))
       // Exactly one runs. The other finds it running (409) or, when the first has already
       // finished by the time it claims the key, replays its answer.
-      const outcome = answers.map((a) => (a.status === 200 && a.headers.get('idempotency-replayed') === 'true' ? 'replayed' : String(a.status))).sort()
-      expect([['200', '409'], ['200', 'replayed']]).toContainEqual(outcome)
+      const outcome = answers
+        .map((a) => (a.status === 200 && a.headers.get('idempotency-replayed') === 'true' ? 'replayed' : String(a.status)))
+        .sort()
+      expect([
+        ['200', '409'],
+        ['200', 'replayed'],
+      ]).toContainEqual(outcome)
       expect(await kit.db.contact.count({ where: { accountId: s.account.id } })).toBe(50)
       expect(await records(s.account.id)).toBe(1)
     } finally {
@@ -197,7 +209,11 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
       expect(res.status, JSON.stringify(value)).toBe(400)
       expect(res.body).toEqual({ error: 'The Idempotency-Key header must be 1 to 255 printable ASCII characters', code: 'BAD_REQUEST' })
     }
-    const gql = await kit.rest('POST', '/graphql', { key: s.key, body: { query: CREATE_GQL, variables: { input: { name: 'Bad' } } }, headers: key('') })
+    const gql = await kit.rest('POST', '/graphql', {
+      key: s.key,
+      body: { query: CREATE_GQL, variables: { input: { name: 'Bad' } } },
+      headers: key(''),
+    })
     expect(gql.status).toBe(400)
     expect(gql.body.errors[0].extensions).toEqual({ code: 'BAD_REQUEST' })
     expect(await groups(s.account.id)).toBe(0)
@@ -266,8 +282,12 @@ describe.each(targets)('Idempotency-Key on $name', (target) => {
     expect(runs).toBe(2)
 
     // GraphQL answers 200 when the database fails; the error code marks the fault.
-    expect(isKeptAnswer(200, JSON.stringify({ errors: [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL' } }] }), 'graphql')).toBe(false)
-    expect(isKeptAnswer(200, JSON.stringify({ errors: [{ message: 'x', extensions: { code: 'VALIDATION_FAILED' } }] }), 'graphql')).toBe(true)
+    expect(
+      isKeptAnswer(200, JSON.stringify({ errors: [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL' } }] }), 'graphql'),
+    ).toBe(false)
+    expect(isKeptAnswer(200, JSON.stringify({ errors: [{ message: 'x', extensions: { code: 'VALIDATION_FAILED' } }] }), 'graphql')).toBe(
+      true,
+    )
   })
 
   it('renews the lease of a slow request, so it is not taken over as crashed', async () => {
@@ -310,7 +330,9 @@ describe.each(targets)('Idempotency-Key expiry and limits on $name', (target) =>
     const s = await kit.seed().account()
     const first = await kit.rest('POST', CREATE, { key: s.key, body: { name: 'Daily' }, headers: key('daily') })
     clock.advance(RETENTION_MS - 1)
-    expect((await kit.rest('POST', CREATE, { key: s.key, body: { name: 'Daily' }, headers: key('daily') })).headers.get('idempotency-replayed')).toBe('true')
+    expect(
+      (await kit.rest('POST', CREATE, { key: s.key, body: { name: 'Daily' }, headers: key('daily') })).headers.get('idempotency-replayed'),
+    ).toBe('true')
     clock.advance(1)
     const later = await kit.rest('POST', CREATE, { key: s.key, body: { name: 'Daily' }, headers: key('daily') })
     expect(later.headers.get('idempotency-replayed')).toBeNull()

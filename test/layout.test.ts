@@ -8,7 +8,9 @@ it("the README's layout lists exactly the entries of src/ and the repository's m
   const section = readme.slice(readme.indexOf('## Layout'))
   const block = section.slice(section.indexOf('```\n') + 4, section.indexOf('\n```', section.indexOf('```\n') + 4))
   const listed = block.split('\n').map((line) => line.split(/\s+/)[0]!)
-  const src = readdirSync(new URL('../src/', import.meta.url), { withFileTypes: true }).map((e) => `src/${e.name}${e.isDirectory() ? '/' : ''}`)
+  const src = readdirSync(new URL('../src/', import.meta.url), { withFileTypes: true }).map(
+    (e) => `src/${e.name}${e.isDirectory() ? '/' : ''}`,
+  )
   const graphqlTypes = 'src/graphql/types/'
   const top = ['rest-compat/', 'prisma/', 'test/', 'bench/', 'scripts/', 'docs/']
   expect([...listed].sort()).toEqual([...src, graphqlTypes, ...top].sort())

@@ -45,7 +45,10 @@ describe.each(targets)('stalled subscribers on $name', (target) => {
       stalled.push(socket)
     }
     const controller = new AbortController()
-    const response = await fetch(`${base}${path}`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${s.key}` }, signal: controller.signal })
+    const response = await fetch(`${base}${path}`, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${s.key}` },
+      signal: controller.signal,
+    })
     expect(response.status).toBe(200)
     const counts: number[] = []
     const reading = (async () => {
@@ -56,7 +59,10 @@ describe.each(targets)('stalled subscribers on $name', (target) => {
           buffer += decoder.decode(chunk, { stream: true })
           let cut: number
           while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const data = buffer.slice(0, cut).split('\n').find((l) => l.startsWith('data:'))
+            const data = buffer
+              .slice(0, cut)
+              .split('\n')
+              .find((l) => l.startsWith('data:'))
             buffer = buffer.slice(cut + 2)
             if (data) counts.push(JSON.parse(data.slice(5)).data.groupMembership.count)
           }
@@ -68,12 +74,28 @@ describe.each(targets)('stalled subscribers on $name', (target) => {
     // Each change names 100 contacts (about 4 KB on the wire), so the stalled sockets fill quickly.
     const contactIds = Array.from({ length: 100 }, () => randomUUID())
     // The stalled requests went out first; once the reader has a warm-up event, all six are subscribed.
-    const warmUp: MembershipEvent = { accountId: s.account.id, groupId: s.group.id, kind: 'join', via: 'api', contactIds, count: 0, at: new Date().toISOString() }
+    const warmUp: MembershipEvent = {
+      accountId: s.account.id,
+      groupId: s.group.id,
+      kind: 'join',
+      via: 'api',
+      contactIds,
+      count: 0,
+      at: new Date().toISOString(),
+    }
     await kit.deps.events.publish(TOPIC.groupMembership, warmUp)
     await expect.poll(() => counts.length, { timeout: 10_000 }).toBe(1)
     counts.length = 0
     for (let i = 1; i <= CHANGES; i++) {
-      const event: MembershipEvent = { accountId: s.account.id, groupId: s.group.id, kind: 'join', via: 'api', contactIds, count: i, at: new Date().toISOString() }
+      const event: MembershipEvent = {
+        accountId: s.account.id,
+        groupId: s.group.id,
+        kind: 'join',
+        via: 'api',
+        contactIds,
+        count: i,
+        at: new Date().toISOString(),
+      }
       await kit.deps.events.publish(TOPIC.groupMembership, event)
       // A viewer reads as changes come; the publisher goes no faster than one who reads.
       if (i % 100 === 0) await expect.poll(() => counts.length, { timeout: 10_000, interval: 5 }).toBe(i)

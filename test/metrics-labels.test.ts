@@ -45,7 +45,8 @@ describe.each(targets)('GraphQL metric labels on $name', (target) => {
       }),
     )
   const scrape = async () => (await app.fetch(new Request('http://localhost/metrics'))).text()
-  const operationSeries = (text: string, name: string) => text.split('\n').filter((l) => l.startsWith('graphql_operations_total{') && l.includes(`operation_name="${name}"`))
+  const operationSeries = (text: string, name: string) =>
+    text.split('\n').filter((l) => l.startsWith('graphql_operations_total{') && l.includes(`operation_name="${name}"`))
 
   it('1,000 anonymous names add no series; an authenticated client’s new name still gets its own', async () => {
     const { key } = await kit.seed().account('Operator')
@@ -65,22 +66,31 @@ describe.each(targets)('GraphQL metric labels on $name', (target) => {
     // few at most; with names as labels it would have grown by about 11 series per name.
     expect(total(after) - total(before)).toBeLessThan(100)
     expect(text).not.toMatch(/operation_name="Anon/)
-    expect(operationSeries(text, 'other')).toEqual(['graphql_operations_total{operation_name="other",operation_type="query",outcome="ok"} 1001'])
+    expect(operationSeries(text, 'other')).toEqual([
+      'graphql_operations_total{operation_name="other",operation_type="query",outcome="ok"} 1001',
+    ])
 
     // The operator's own front end, with its key, ships a new operation: it has its series at once.
     expect((await operation('OperatorDashboard', key)).status).toBe(200)
     const later = await scrape()
-    expect(operationSeries(later, 'OperatorDashboard')).toEqual(['graphql_operations_total{operation_name="OperatorDashboard",operation_type="query",outcome="ok"} 1'])
+    expect(operationSeries(later, 'OperatorDashboard')).toEqual([
+      'graphql_operations_total{operation_name="OperatorDashboard",operation_type="query",outcome="ok"} 1',
+    ])
     // Once learned, the name is counted under itself whoever sends it (it adds nothing new).
     await operation('OperatorDashboard')
-    expect(operationSeries(await scrape(), 'OperatorDashboard')).toEqual(['graphql_operations_total{operation_name="OperatorDashboard",operation_type="query",outcome="ok"} 2'])
+    expect(operationSeries(await scrape(), 'OperatorDashboard')).toEqual([
+      'graphql_operations_total{operation_name="OperatorDashboard",operation_type="query",outcome="ok"} 2',
+    ])
   })
 
   it('an unknown or malformed key does not make a name a label, and its request is refused as before', async () => {
     const refused = await app.fetch(
       new Request('http://localhost/graphql', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer gk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer gk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+        },
         body: JSON.stringify({ query: 'query StolenName { contacts { pageInfo { total } } }' }),
       }),
     )
@@ -105,13 +115,21 @@ describe.each(targets)('GraphQL metric labels on $name', (target) => {
     const names = operationNamesOf(restRoutes.map((r) => r.document))
     expect(names).toEqual(expect.arrayContaining(['NowPlaying', 'Guide']))
     await operation('NowPlaying')
-    expect(operationSeries(await scrape(), 'NowPlaying')).toEqual(['graphql_operations_total{operation_name="NowPlaying",operation_type="query",outcome="ok"} 1'])
+    expect(operationSeries(await scrape(), 'NowPlaying')).toEqual([
+      'graphql_operations_total{operation_name="NowPlaying",operation_type="query",outcome="ok"} 1',
+    ])
   })
 })
 
 describe('GraphQL metric labels: trusted documents and the cap', () => {
   const run = async (yoga: { fetch(request: Request): Promise<Response> | Response }, name: string) =>
-    yoga.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: `query ${name} { __typename }` }) }))
+    yoga.fetch(
+      new Request('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `query ${name} { __typename }` }),
+      }),
+    )
 
   it('names of trusted documents are labels without a key; past the cap even authenticated names are `other`', async () => {
     const metrics = createMetrics()
@@ -124,7 +142,13 @@ describe('GraphQL metric labels: trusted documents and the cap', () => {
       plugins: [graphqlMetricsPlugin(metrics, { trusted: ['Persisted'], maxLearned: 2 })],
     })
     const keyed = (name: string) =>
-      yoga.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer gk_x' }, body: JSON.stringify({ query: `query ${name} { __typename }` }) }))
+      yoga.fetch(
+        new Request('http://localhost/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer gk_x' },
+          body: JSON.stringify({ query: `query ${name} { __typename }` }),
+        }),
+      )
     await run(yoga, 'Persisted')
     await run(yoga, 'Adhoc')
     authenticated = true

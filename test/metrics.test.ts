@@ -23,7 +23,13 @@ interface Family {
 const NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*'
 const LABEL = '[a-zA-Z_][a-zA-Z0-9_]*'
 const SAMPLE = new RegExp(`^(${NAME})(?:\\{((?:${LABEL}="(?:[^"\\\\\\n]|\\\\[\\\\"n])*",?)*)\\})? (\\S+)(?: -?\\d+)?$`)
-const SUFFIXES: Record<string, string[]> = { counter: [''], gauge: [''], untyped: [''], histogram: ['_bucket', '_sum', '_count'], summary: ['', '_sum', '_count'] }
+const SUFFIXES: Record<string, string[]> = {
+  counter: [''],
+  gauge: [''],
+  untyped: [''],
+  histogram: ['_bucket', '_sum', '_count'],
+  summary: ['', '_sum', '_count'],
+}
 
 /**
  * A strict reader of the Prometheus text format (0.0.4): every non-empty line must be HELP, TYPE or
@@ -51,7 +57,8 @@ function parseExposition(text: string): Map<string, Family> {
       // Prometheus reads values with Go's ParseFloat: NaN and Inf in any case (prom-client writes "Nan").
       const special: Record<string, number> = { nan: NaN, '+inf': Infinity, inf: Infinity, '-inf': -Infinity }
       const raw = m[3]!
-      const value = raw.toLowerCase() in special ? special[raw.toLowerCase()]! : /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw) ? Number(raw) : NaN
+      const value =
+        raw.toLowerCase() in special ? special[raw.toLowerCase()]! : /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw) ? Number(raw) : NaN
       if (Number.isNaN(value) && raw.toLowerCase() !== 'nan') throw fail('has a bad value')
       const labels: Record<string, string> = {}
       for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!
@@ -64,7 +71,9 @@ function parseExposition(text: string): Map<string, Family> {
     if (f.type !== 'histogram') continue
     for (const count of f.samples.filter((s) => s.name.endsWith('_count'))) {
       const key = JSON.stringify(count.labels)
-      const inf = f.samples.find((s) => s.name.endsWith('_bucket') && s.labels.le === '+Inf' && JSON.stringify({ ...s.labels, le: undefined }) === key)
+      const inf = f.samples.find(
+        (s) => s.name.endsWith('_bucket') && s.labels.le === '+Inf' && JSON.stringify({ ...s.labels, le: undefined }) === key,
+      )
       if (inf?.value !== count.value) throw new Error(`${f.name}: +Inf bucket differs from _count for ${key}`)
     }
   }
@@ -73,9 +82,7 @@ function parseExposition(text: string): Map<string, Family> {
 
 /** The value of the one sample of `name` whose labels include `labels` (undefined when none). */
 function valueOf(families: Map<string, Family>, family: string, labels: Record<string, string> = {}, sample = family) {
-  const hits = families
-    .get(family)
-    ?.samples.filter((s) => s.name === sample && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+  const hits = families.get(family)?.samples.filter((s) => s.name === sample && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
   if (hits && hits.length > 1) throw new Error(`${hits.length} samples of ${sample} match ${JSON.stringify(labels)}`)
   return hits?.[0]?.value
 }
@@ -90,7 +97,9 @@ describe.each(targets)('metrics on $name', (target) => {
   const kit = useKit(target, { clock })
   const appWith = (env: Record<string, string> = {}) =>
     createApp({
-      deps: createDeps(kit.database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...env }), { clock }),
+      deps: createDeps(kit.database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...env }), {
+        clock,
+      }),
       ready: kit.database.ready,
     })
 
@@ -123,7 +132,13 @@ describe.each(targets)('metrics on $name', (target) => {
     const app = appWith()
     const { key } = await kit.seed().account('Metrics')
     const post = (query: string, headers: Record<string, string> = {}) =>
-      app.fetch(new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query }) }))
+      app.fetch(
+        new Request('http://localhost/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ query }),
+        }),
+      )
     // A name is a label when an authenticated client uses it (test/metrics-labels.test.ts has the rest).
     await post('query Probe { __typename }', { authorization: `Bearer ${key}` })
     await post('query Probe { __typename }')
@@ -135,7 +150,9 @@ describe.each(targets)('metrics on $name', (target) => {
     expect(valueOf(families, 'graphql_operations_total', { operation_name: 'Probe', operation_type: 'query', outcome: 'ok' })).toBe(2)
     expect(valueOf(families, 'graphql_operations_total', { operation_name: 'other', operation_type: 'query', outcome: 'ok' })).toBe(1)
     expect(valueOf(families, 'graphql_operations_total', { operation_name: 'anonymous', operation_type: 'query', outcome: 'ok' })).toBe(1)
-    expect(valueOf(families, 'graphql_operation_duration_seconds', { operation_name: 'Probe' }, 'graphql_operation_duration_seconds_count')).toBe(2)
+    expect(
+      valueOf(families, 'graphql_operation_duration_seconds', { operation_name: 'Probe' }, 'graphql_operation_duration_seconds_count'),
+    ).toBe(2)
     expect(valueOf(families, 'graphql_errors_total', { phase: 'validate' })).toBe(1)
     expect(valueOf(families, 'graphql_errors_total', { phase: 'parse' })).toBe(1)
     expect(valueOf(families, 'http_requests_total', { method: 'POST', route: '/graphql', status: '200' })).toBe(6)
@@ -147,8 +164,17 @@ describe.each(targets)('metrics on $name', (target) => {
     const message = (status: string) =>
       kit.db.message.create({
         data: {
-          accountId: account.id, mobile: '+254712345678', sender: 'TEST', text: 'hi', encoding: 'GSM-7', pages: 1,
-          costPerPage: 1n, creditsDeducted: 1n, gateway: 'sandbox', status, broadcastAt: new Date(now),
+          accountId: account.id,
+          mobile: '+254712345678',
+          sender: 'TEST',
+          text: 'hi',
+          encoding: 'GSM-7',
+          pages: 1,
+          costPerPage: 1n,
+          creditsDeducted: 1n,
+          gateway: 'sandbox',
+          status,
+          broadcastAt: new Date(now),
         },
       })
     const delivered = await message('DELIVRD')
@@ -156,13 +182,27 @@ describe.each(targets)('metrics on $name', (target) => {
     await message('PENDING')
     const delivery = (state: string, ageMs: number) =>
       kit.db.webhookDelivery.create({
-        data: { id: `msg_${randomUUID().replace(/-/g, '')}`, accountId: account.id, messageId: delivered.id, body: '{}', state, nextAttemptAt: new Date(now), createdAt: new Date(now - ageMs) },
+        data: {
+          id: `msg_${randomUUID().replace(/-/g, '')}`,
+          accountId: account.id,
+          messageId: delivered.id,
+          body: '{}',
+          state,
+          nextAttemptAt: new Date(now),
+          createdAt: new Date(now - ageMs),
+        },
       })
     await delivery('pending', 120_000)
     await delivery('pending', 5_000)
     await delivery('delivered', 600_000)
     await kit.db.smsSubmission.create({
-      data: { messageId: pending.id, accountId: account.id, nextAttemptAt: new Date(now), deadlineAt: new Date(now + 60_000), createdAt: new Date(now - 30_000) },
+      data: {
+        messageId: pending.id,
+        accountId: account.id,
+        nextAttemptAt: new Date(now),
+        deadlineAt: new Date(now + 60_000),
+        createdAt: new Date(now - 30_000),
+      },
     })
 
     const app = appWith()

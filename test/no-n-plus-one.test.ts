@@ -50,10 +50,19 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
   })
 
   it('answers aliases of nodes that read different fields, without a statement per row', async () => {
-    const s = await kit.seed().account().contacts(12, (i) => ({ firstName: `Alias ${String(i).padStart(2, '0')}`, email: `a${i}@example.com` }))
+    const s = await kit
+      .seed()
+      .account()
+      .contacts(12, (i) => ({ firstName: `Alias ${String(i).padStart(2, '0')}`, email: `a${i}@example.com` }))
     kit.statements.length = 0
-    const data = await kit.gql(`{ contacts(perPage: 10) { a: nodes { id firstName } b: nodes { id email mobile } pageInfo { total } } }`, {}, s.key)
-    expect(data.contacts.a.map((c: any) => c.firstName)).toEqual(Array.from({ length: 10 }, (_, i) => `Alias ${String(i).padStart(2, '0')}`))
+    const data = await kit.gql(
+      `{ contacts(perPage: 10) { a: nodes { id firstName } b: nodes { id email mobile } pageInfo { total } } }`,
+      {},
+      s.key,
+    )
+    expect(data.contacts.a.map((c: any) => c.firstName)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `Alias ${String(i).padStart(2, '0')}`),
+    )
     expect(data.contacts.b.map((c: any) => c.email)).toEqual(Array.from({ length: 10 }, (_, i) => `a${i}@example.com`))
     expect(data.contacts.b.map((c: any) => c.id)).toEqual(data.contacts.a.map((c: any) => c.id))
     for (const c of data.contacts.b) expect(c.mobile).toMatch(/^\+254/)
@@ -97,14 +106,21 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
     ] as const) {
       kit.statements.length = 0
       const res = await kit.rest('GET', path, { key: s.key })
-      expect(res.body.data.map((g: any) => g.name), path).toEqual(names)
+      expect(
+        res.body.data.map((g: any) => g.name),
+        path,
+      ).toEqual(names)
       expect(res.body.meta.total, path).toBe(path.includes('search=%25') ? 1 : 3)
       expect(listStatements(), path).toHaveLength(1)
     }
     // A relation (subscriberCount) adds one batched read for the whole page, not one per group.
     kit.statements.length = 0
     const data = await kit.gql(`{ groups { nodes { name subscriberCount } pageInfo { total } } }`, {}, s.key)
-    expect(data.groups.nodes.map((g: any) => [g.name, g.subscriberCount])).toEqual([['Alpha', 0], ['beta', 0], ['Gamma', 0]])
+    expect(data.groups.nodes.map((g: any) => [g.name, g.subscriberCount])).toEqual([
+      ['Alpha', 0],
+      ['beta', 0],
+      ['Gamma', 0],
+    ])
     expect(listStatements()).toHaveLength(2)
   })
 })

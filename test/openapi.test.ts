@@ -10,7 +10,9 @@ import { ASSETS_PATH } from '../src/web/swagger-ui-assets.js'
 import { GRAPHIQL_HEADERS } from '../src/web/graphiql.js'
 
 const document = buildOpenApiDocument(restRoutes, { version: '0.0.0' })
-const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ path, method, op: op as any })))
+const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+  Object.entries(methods).map(([method, op]) => ({ path, method, op: op as any })),
+)
 
 describe('the OpenAPI document (generated from the route table)', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -26,7 +28,9 @@ describe('the OpenAPI document (generated from the route table)', () => {
 
   it('documents every route of the REST router, and nothing else', () => {
     expect(documentationGaps(restRoutes)).toEqual([])
-    expect(operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual(restRoutes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort())
+    expect(operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual(
+      restRoutes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort(),
+    )
     expect(operations).toHaveLength(26) // 13 messaging, 1 delivery report, 9 channel, 3 guides
     expect(new Set(operations.map((o) => o.op.operationId)).size).toBe(operations.length)
   })
@@ -35,7 +39,9 @@ describe('the OpenAPI document (generated from the route table)', () => {
     const route = restRoutes.find((r) => r.path === '/contact/save')!
     const { openapi, ...undocumented } = route
     expect(documentationGaps([undocumented])).toEqual(['POST /contact/save: no openapi entry'])
-    expect(documentationGaps([{ ...route, openapi: { ...openapi!, response: { ...openapi!.response, schema: {} } } }])).toEqual(['POST /contact/save: no response schema'])
+    expect(documentationGaps([{ ...route, openapi: { ...openapi!, response: { ...openapi!.response, schema: {} } } }])).toEqual([
+      'POST /contact/save: no response schema',
+    ])
     expect(documentationGaps([{ ...route, openapi: { ...openapi!, requestBody: undefined } }])).toEqual([
       'POST /contact/save: reads a body but has no request body schema',
       'POST /contact/save: no request body example',
@@ -79,7 +85,15 @@ describe('the OpenAPI document (generated from the route table)', () => {
     for (const { path, method, op } of operations) {
       const ok = Object.values(op.responses[200].content)[0] as any
       expect(ok.example, `${method} ${path}`).toBeDefined()
-      expect(contract.check(method, `/api${path.replace(/\{(\w+)\}/g, (_: string, n: string) => op.parameters.find((p: any) => p.name === n).example)}`, 200, ok.example, true)).toBeNull()
+      expect(
+        contract.check(
+          method,
+          `/api${path.replace(/\{(\w+)\}/g, (_: string, n: string) => op.parameters.find((p: any) => p.name === n).example)}`,
+          200,
+          ok.example,
+          true,
+        ),
+      ).toBeNull()
     }
     for (const [name, response] of Object.entries(document.components.responses as Record<string, any>)) {
       const { example } = response.content['application/json']
@@ -90,13 +104,18 @@ describe('the OpenAPI document (generated from the route table)', () => {
 
   it('checks answers: a drifted body or an unlisted status is reported with the route, the status and what is wrong', () => {
     const contract = new ResponseContract(document)
-    const ok = { data: [{ uuid: 'not-a-uuid', name: 'A', description: 'x', extra: 1 }], meta: { search: '', total: 1, skipped: 0, perPage: 25, page: 1, pageCount: 1 } }
+    const ok = {
+      data: [{ uuid: 'not-a-uuid', name: 'A', description: 'x', extra: 1 }],
+      meta: { search: '', total: 1, skipped: 0, perPage: 25, page: 1, pageCount: 1 },
+    }
     const drift = contract.check('GET', '/api/contact/groups?page=1', 200, ok, true)!
     expect(drift).toContain('GET /contact/groups (request GET /api/contact/groups?page=1) answered 200 with a body that does not match')
     expect(drift).toContain('body/data/0/uuid must match format "uuid"')
     expect(drift).toContain('body/data/0 must NOT have additional properties')
     expect(contract.check('GET', '/api/contact/groups', 418, {}, true)).toMatch(/answered 418, which the OpenAPI document does not list/)
-    expect(contract.check('GET', '/api/channels/city-tv/programs', 404, { error: 'x', code: 'NOT_FOUND' }, true)).toMatch(/must NOT have additional properties/)
+    expect(contract.check('GET', '/api/channels/city-tv/programs', 404, { error: 'x', code: 'NOT_FOUND' }, true)).toMatch(
+      /must NOT have additional properties/,
+    )
     expect(contract.check('GET', '/api/nope', 404, { error: 'No route for /nope', code: 'NOT_FOUND' }, true)).toBeNull()
     expect(contract.check('GET', '/graphql', 200, 'anything', true)).toBeNull()
   })
@@ -121,7 +140,8 @@ describe.each(targets)('docs pages on $name', (target) => {
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
     const html = await res.text()
-    for (const href of ['/graphql', '/api/docs', '/api/openapi.json', '/healthz', '/readyz', '/metrics']) expect(html).toContain(`href="${href}"`)
+    for (const href of ['/graphql', '/api/docs', '/api/openapi.json', '/healthz', '/readyz', '/metrics'])
+      expect(html).toContain(`href="${href}"`)
   })
 
   it('serves the API reference with Swagger UI from the service itself, no CDN', async () => {

@@ -53,7 +53,12 @@ async function listen(kit: TestKit) {
 }
 
 // A refill far slower than the test, so the budgets only go down.
-const SLOW = { RATE_LIMIT_ANONYMOUS_PER_SECOND: '0.01', RATE_LIMIT_ANONYMOUS_BURST: '3', RATE_LIMIT_PER_SECOND: '0.01', RATE_LIMIT_BURST: '3' }
+const SLOW = {
+  RATE_LIMIT_ANONYMOUS_PER_SECOND: '0.01',
+  RATE_LIMIT_ANONYMOUS_BURST: '3',
+  RATE_LIMIT_PER_SECOND: '0.01',
+  RATE_LIMIT_BURST: '3',
+}
 
 describe.each(targets)('requests without an API key, over HTTP on $name', (target) => {
   const kit = useKit(target, { env: SLOW })
@@ -71,7 +76,11 @@ describe.each(targets)('requests without an API key, over HTTP on $name', (targe
     expect(limited.status).toBe(429)
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
     expect(await limited.json()).toEqual({ error: 'Too many requests from this address', code: 'RATE_LIMITED' })
-    const graphql = await fetch(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{__typename}"}' })
+    const graphql = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"{__typename}"}',
+    })
     expect(graphql.status).toBe(429)
     // The channel API answers in its own error shape, with CORS so browsers can read it.
     const channel = await fetch(`${base}/api/channels/6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f/status`)
@@ -82,7 +91,8 @@ describe.each(targets)('requests without an API key, over HTTP on $name', (targe
     expect(programs.status).toBe(429)
     expect(await programs.json()).toEqual({ error: 'Too many requests from this address' })
     // The same address with an API key spends the key's budget, not the anonymous one.
-    for (let i = 0; i < 3; i++) expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200)
+    for (let i = 0; i < 3; i++)
+      expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200)
     expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(429)
     for (const path of ['/healthz', '/readyz']) expect((await fetch(base + path)).status, path).toBe(200)
   })
@@ -121,7 +131,13 @@ describe.each(targets)('tokens that are not keys, over HTTP on $name', (target) 
     const junk = (i: number) => [`junk-${i}-${Math.random()}`, `gk_${'0'.repeat(11)}${i % 10}_${'A'.repeat(43)}`][i % 2]!
     const statuses: number[] = []
     for (let i = 0; i < 30; i++) {
-      statuses.push((await fetch(`${base}/api/channels/6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f/status`, { headers: { authorization: `Bearer ${junk(i)}` } })).status)
+      statuses.push(
+        (
+          await fetch(`${base}/api/channels/6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f/status`, {
+            headers: { authorization: `Bearer ${junk(i)}` },
+          })
+        ).status,
+      )
     }
     // The burst of 3, then refused: each new token no longer brings a budget of its own.
     expect(statuses.slice(0, 3)).toEqual([404, 404, 404])
@@ -163,4 +179,3 @@ describe.each(targets)('RateLimit headers over HTTP on $name', (target) => {
     expect(headersOf(await fetch(`${base}/healthz`))).toEqual([200, null, null])
   })
 })
-

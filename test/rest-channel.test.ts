@@ -110,17 +110,38 @@ describe.each(targets)('REST channel API on $name', (target) => {
 
     clock.set('2026-03-03T20:30:00-05:00')
     const belt = await get(`/channels/${UUID}/status`)
-    expect(belt.body.current_video).toMatchObject({ name: 'City TV Rotation', start_time: '2026-03-03T20:00:00-05:00', end_time: '2026-03-03T21:00:00-05:00' })
+    expect(belt.body.current_video).toMatchObject({
+      name: 'City TV Rotation',
+      start_time: '2026-03-03T20:00:00-05:00',
+      end_time: '2026-03-03T21:00:00-05:00',
+    })
 
     // The rotation (240 + 10 + 60 + 10 s) started 1 March 00:00 local; 2 days = 540 cycles exactly.
     clock.set('2026-03-03T00:04:05-05:00')
     const sting = await get(`/channels/${UUID}/status`)
-    expect(sting.body.current_video).toMatchObject({ name: 'City TV', description: 'Loading video...', remaining_time: 5, remaining_time_human: '00:05' })
+    expect(sting.body.current_video).toMatchObject({
+      name: 'City TV',
+      description: 'Loading video...',
+      remaining_time: 5,
+      remaining_time_human: '00:05',
+    })
     clock.set('2026-03-03T00:01:00-05:00')
     const music = await get(`/channels/${UUID}/status`)
-    expect(music.body.current_video).toMatchObject({ name: 'City Sounds', start_time: '2026-03-03T00:00:00-05:00', end_time: '2026-03-03T00:04:00-05:00' })
+    expect(music.body.current_video).toMatchObject({
+      name: 'City Sounds',
+      start_time: '2026-03-03T00:00:00-05:00',
+      end_time: '2026-03-03T00:04:00-05:00',
+    })
     const off = await get('/channels/city-tv/programs/current')
-    expect(off.body).toEqual({ channel_name: 'City TV', program: null, episode: null, status: 'off_air', started_at: null, ends_at: null, playback_source: null })
+    expect(off.body).toEqual({
+      channel_name: 'City TV',
+      program: null,
+      episode: null,
+      status: 'off_air',
+      started_at: null,
+      ends_at: null,
+      playback_source: null,
+    })
   })
 
   it('schedule: ended within two hours or to come, by start, without program episodes', async () => {
@@ -130,9 +151,31 @@ describe.each(targets)('REST channel API on $name', (target) => {
       channel_name: 'City TV',
       schedule_count: 3,
       schedule: [
-        { id: expect.any(Number), start_time: '2026-03-03T17:00:00.000000Z', end_time: '2026-03-03T18:00:00.000000Z', status: 'live', video: { name: 'Harbour Lights', description: 'A documentary about the port', thumbnail: 'https://cdn.example.com/city-tv/doc.jpg' } },
-        { id: expect.any(Number), start_time: '2026-03-03T23:00:00.000000Z', end_time: '2026-03-03T23:30:00.000000Z', status: 'pending', video: { name: 'Evening News', description: 'The day in the city', thumbnail: 'https://cdn.example.com/city-tv/news.jpg' } },
-        { id: expect.any(Number), start_time: '2026-03-04T00:00:00.000000Z', end_time: '2026-03-04T00:30:00.000000Z', status: 'cancelled', video: expect.any(Object) },
+        {
+          id: expect.any(Number),
+          start_time: '2026-03-03T17:00:00.000000Z',
+          end_time: '2026-03-03T18:00:00.000000Z',
+          status: 'live',
+          video: {
+            name: 'Harbour Lights',
+            description: 'A documentary about the port',
+            thumbnail: 'https://cdn.example.com/city-tv/doc.jpg',
+          },
+        },
+        {
+          id: expect.any(Number),
+          start_time: '2026-03-03T23:00:00.000000Z',
+          end_time: '2026-03-03T23:30:00.000000Z',
+          status: 'pending',
+          video: { name: 'Evening News', description: 'The day in the city', thumbnail: 'https://cdn.example.com/city-tv/news.jpg' },
+        },
+        {
+          id: expect.any(Number),
+          start_time: '2026-03-04T00:00:00.000000Z',
+          end_time: '2026-03-04T00:30:00.000000Z',
+          status: 'cancelled',
+          video: expect.any(Object),
+        },
       ],
     })
     clock.set('2026-03-03T14:59:00-05:00')
@@ -152,11 +195,20 @@ describe.each(targets)('REST channel API on $name', (target) => {
       start_time: '2026-03-02T23:00:00.000000Z',
       end_time: '2026-03-02T23:30:00.000000Z',
       duration: 1800,
-      video: { id: expect.any(Number), name: 'Evening News', thumbnail: 'https://cdn.example.com/city-tv/news.jpg', hls_url: 'https://cdn.example.com/city-tv/news.m3u8', resolution: '1080p' },
+      video: {
+        id: expect.any(Number),
+        name: 'Evening News',
+        thumbnail: 'https://cdn.example.com/city-tv/news.jpg',
+        hls_url: 'https://cdn.example.com/city-tv/news.m3u8',
+        resolution: '1080p',
+      },
     })
     const past = await get(`/channels/${UUID}/catchups?page=2`)
     expect(past.body).toMatchObject({ current_page: 2, last_page: 1, catchups: [] })
-    expect(await get(`/channels/${UUID}/catchups?page=two`)).toMatchObject({ status: 400, body: { error: 'page must be a whole number from 1' } })
+    expect(await get(`/channels/${UUID}/catchups?page=two`)).toMatchObject({
+      status: 400,
+      body: { error: 'page must be a whole number from 1' },
+    })
   })
 
   it('programs: active and paused only, by name, with filters and per_page clamped', async () => {
@@ -181,7 +233,10 @@ describe.each(targets)('REST channel API on $name', (target) => {
     const paged = await get('/channels/city-tv/programs?per_page=2&page=2')
     expect(paged.body.meta).toEqual({ total: 3, current_page: 2, last_page: 2, per_page: 2 })
     expect((await get('/channels/city-tv/programs?per_page=500')).body.meta.per_page).toBe(50)
-    expect(await get('/channels/city-tv/programs?status=archived')).toMatchObject({ status: 400, body: { error: 'status must be one of active, paused' } })
+    expect(await get('/channels/city-tv/programs?status=archived')).toMatchObject({
+      status: 400,
+      body: { error: 'status must be one of active, paused' },
+    })
     expect((await get('/channels/city-tv/programs?per_page=-1')).status).toBe(400)
   })
 
@@ -220,7 +275,10 @@ describe.each(targets)('REST channel API on $name', (target) => {
     expect(fromUnix.body.upcoming[0].episode.name).toBe('Wednesday')
     const preShow = (clock.set('2026-03-04T06:50:00-05:00'), await get('/channels/city-tv/programs/next'))
     expect(preShow.body.next.state).toBe('pre_show')
-    expect(await get('/channels/city-tv/programs/upcoming?from=yesterday')).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^from must be/) } })
+    expect(await get('/channels/city-tv/programs/upcoming?from=yesterday')).toMatchObject({
+      status: 400,
+      body: { error: expect.stringMatching(/^from must be/) },
+    })
     expect((await get('/channels/city-tv/programs/upcoming?limit=0')).status).toBe(400)
     expect((await get('/channels/city-tv/programs/next/x')).status).toBe(400)
     expect((await get('/channels/city-tv/programs/upcoming?limit=999')).body.count).toBeLessThanOrEqual(50)
@@ -247,9 +305,19 @@ describe.each(targets)('REST channel API on $name', (target) => {
       type: 'live',
       status: 'completed',
       available_on_demand: true,
-      on_demand: { id: 9001, duration: 7140, hls_url: 'https://cdn.example.com/city-tv/ep1.m3u8', thumbnail_url: 'https://cdn.example.com/city-tv/ep1-thumb.jpg' },
+      on_demand: {
+        id: 9001,
+        duration: 7140,
+        hls_url: 'https://cdn.example.com/city-tv/ep1.m3u8',
+        thumbnail_url: 'https://cdn.example.com/city-tv/ep1-thumb.jpg',
+      },
       broadcasts: [
-        expect.objectContaining({ starts_at: '2026-03-02T07:00:00-05:00', state: 'ended', went_live_at: '2026-03-02T07:01:30-05:00', banner_url: 'https://cdn.example.com/city-tv/ep1.jpg' }),
+        expect.objectContaining({
+          starts_at: '2026-03-02T07:00:00-05:00',
+          state: 'ended',
+          went_live_at: '2026-03-02T07:01:30-05:00',
+          banner_url: 'https://cdn.example.com/city-tv/ep1.jpg',
+        }),
       ],
     })
     // Rule 4: the filter applies to the page already fetched.
@@ -285,7 +353,9 @@ describe.each(targets)('REST channel API on $name', (target) => {
   })
 
   it('answers CORS preflight', async () => {
-    const res = await kit.rest('OPTIONS', `/api/channels/${UUID}/status`, { headers: { origin: 'https://tv.example', 'access-control-request-method': 'GET' } })
+    const res = await kit.rest('OPTIONS', `/api/channels/${UUID}/status`, {
+      headers: { origin: 'https://tv.example', 'access-control-request-method': 'GET' },
+    })
     expect(res.status).toBe(204)
     expect(res.headers.get('access-control-allow-origin')).toBe('*')
     expect(res.headers.get('access-control-allow-methods')).toContain('GET')
@@ -298,7 +368,11 @@ describe.each(targets)('REST channel API on $name', (target) => {
     const before = { programs: await kit.db.program.count(), episodes: await kit.db.episode.count(), airings: await kit.db.airing.count() }
     const ids = (await kit.db.episode.findMany({ orderBy: { id: 'asc' }, select: { id: true } })).map((e) => e.id)
     await importChannel(kit.deps, doc)
-    expect({ programs: await kit.db.program.count(), episodes: await kit.db.episode.count(), airings: await kit.db.airing.count() }).toEqual(before)
+    expect({
+      programs: await kit.db.program.count(),
+      episodes: await kit.db.episode.count(),
+      airings: await kit.db.airing.count(),
+    }).toEqual(before)
     expect((await kit.db.episode.findMany({ orderBy: { id: 'asc' }, select: { id: true } })).map((e) => e.id)).toEqual(ids)
     expect(await kit.db.channel.count()).toBe(1)
     clock.set('2026-03-03T12:30:00-05:00')
@@ -341,7 +415,10 @@ describe.each(targets)('channel management over GraphQL on $name', (target) => {
     const live = await kit.gql(start, {}, op.key)
     expect((await kit.graphql(start, {}, op.key)).errors?.[0]?.extensions?.code).toBe('CONFLICT')
     const status = await kit.rest('GET', `/api/channels/${UUID}/status`)
-    expect(status.body).toMatchObject({ is_live: true, current_video: { name: 'Breaking', location: 'City Hall', remaining_time_human: 'Live' } })
+    expect(status.body).toMatchObject({
+      is_live: true,
+      current_video: { name: 'Breaking', location: 'City Hall', remaining_time_human: 'Live' },
+    })
     await kit.gql(`mutation($id: Int!) { endLiveBroadcast(id: $id) { endedAt } }`, { id: live.startLiveBroadcast.id }, op.key)
     expect((await kit.rest('GET', `/api/channels/${UUID}/status`)).body.is_live).toBe(false)
 
@@ -357,8 +434,14 @@ describe.each(targets)('channel management over GraphQL on $name', (target) => {
     await kit.gql(`mutation($id: Int!) { endEpisodeFeed(airingId: $id) { liveEndedAt } }`, { id: airing.id }, op.key)
     expect((await kit.rest('GET', '/api/channels/city-tv/programs/current')).body.playback_source).toBe('trailer')
     const notLive = await kit.db.airing.findFirstOrThrow({ where: { episode: { name: 'The Long Night' } } })
-    expect((await kit.graphql(`mutation($id: Int!) { startEpisodeFeed(airingId: $id) { id } }`, { id: notLive.id }, op.key)).errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED')
-    expect((await kit.graphql(`mutation($id: Int!) { cancelAiring(airingId: $id) { id } }`, { id: notLive.id }, other.key)).errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
+    expect(
+      (await kit.graphql(`mutation($id: Int!) { startEpisodeFeed(airingId: $id) { id } }`, { id: notLive.id }, op.key)).errors?.[0]
+        ?.extensions?.code,
+    ).toBe('VALIDATION_FAILED')
+    expect(
+      (await kit.graphql(`mutation($id: Int!) { cancelAiring(airingId: $id) { id } }`, { id: notLive.id }, other.key)).errors?.[0]
+        ?.extensions?.code,
+    ).toBe('NOT_FOUND')
     await kit.gql(`mutation($id: Int!) { cancelAiring(airingId: $id) { cancelled } }`, { id: notLive.id }, op.key)
     const upcoming = await kit.rest('GET', '/api/channels/city-tv/programs/upcoming')
     expect(upcoming.body.upcoming.find((a: any) => a.episode.name === 'The Long Night').state).toBe('cancelled')
@@ -374,11 +457,20 @@ describe.each(targets)('channel management over GraphQL on $name', (target) => {
     expect(data.channel).toEqual({
       name: 'City TV',
       timezone: 'America/New_York',
-      nowPlaying: { isLive: false, cacheSeconds: 1800, currentVideo: { videoId: expect.any(Number), name: 'Harbour Lights', remainingTimeHuman: '30:00' } },
+      nowPlaying: {
+        isLive: false,
+        cacheSeconds: 1800,
+        currentVideo: { videoId: expect.any(Number), name: 'Harbour Lights', remainingTimeHuman: '30:00' },
+      },
       onAir: { status: 'OFF_AIR' },
       schedule: [{ status: 'LIVE' }, { status: 'PENDING' }, { status: 'CANCELLED' }],
       catchups: { total: 3, lastPage: 1 },
-      programs: { nodes: [{ slug: 'morning-show', episodesCount: 5 }, { slug: 'weekend-movies', episodesCount: 1 }] },
+      programs: {
+        nodes: [
+          { slug: 'morning-show', episodesCount: 5 },
+          { slug: 'weekend-movies', episodesCount: 1 },
+        ],
+      },
       upcomingAirings: [{ state: 'UPCOMING', episode: { name: 'Wednesday' } }],
     })
   })

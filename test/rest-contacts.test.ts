@@ -18,7 +18,10 @@ describe.each(targets)('REST contacts on $name', (target) => {
       const again = await kit.rest('POST', '/api/contact/save', { key: s.key, body: { mobile: spelling, first_name: 'Wanjiru' } })
       expect(again.body).toEqual({ reference: added.body.reference, new: false, message: 'Contact Updated' })
     }
-    const numeric = await kit.rest('POST', '/api/contact/save', { key: s.key, body: { mobile: 254712000001, first_name: 'Wanjiru', organization: 'ACME' } })
+    const numeric = await kit.rest('POST', '/api/contact/save', {
+      key: s.key,
+      body: { mobile: 254712000001, first_name: 'Wanjiru', organization: 'ACME' },
+    })
     expect(numeric.body.reference).toBe(added.body.reference)
 
     const details = await kit.rest('GET', `/api/contact/${added.body.reference}`, { key: s.key })
@@ -67,9 +70,18 @@ describe.each(targets)('REST contacts on $name', (target) => {
       [{ first_name: 'A' }, [{ field: 'mobile', message: 'mobile is required' }]],
       [{ mobile: '0712000002' }, [{ field: 'first_name', message: 'first_name is required' }]],
       [{ mobile: '12345', first_name: 'A' }, [{ field: 'mobile', message: 'mobile "12345" is not a valid mobile number' }]],
-      [{ mobile: '0712000002', first_name: 'A', email: 'not-an-email' }, [{ field: 'email', message: 'email "not-an-email" is not a valid email address' }]],
-      [{ mobile: '0712000002', first_name: 'A', organization: 'o'.repeat(201) }, [{ field: 'organization', message: 'organization must be at most 200 characters' }]],
-      [{ mobile: '0712000002', first_name: 'A', groups: ['no-such-group'] }, [{ field: 'groups[0]', message: 'unknown group no-such-group' }]],
+      [
+        { mobile: '0712000002', first_name: 'A', email: 'not-an-email' },
+        [{ field: 'email', message: 'email "not-an-email" is not a valid email address' }],
+      ],
+      [
+        { mobile: '0712000002', first_name: 'A', organization: 'o'.repeat(201) },
+        [{ field: 'organization', message: 'organization must be at most 200 characters' }],
+      ],
+      [
+        { mobile: '0712000002', first_name: 'A', groups: ['no-such-group'] },
+        [{ field: 'groups[0]', message: 'unknown group no-such-group' }],
+      ],
       [{ mobile: '0712000002', first_name: 42 }, [{ field: 'first_name', message: 'first_name must be a string' }]],
     ]
     for (const [body, details] of cases) {
@@ -127,7 +139,11 @@ describe.each(targets)('REST group membership on $name', (target) => {
   const kit = useKit(target)
 
   it('adds contacts to a group, updating existing ones and listing each once', async () => {
-    const s = await kit.seed().account().group({ name: 'Team' }).contacts(1, () => ({ firstName: 'Existing' }))
+    const s = await kit
+      .seed()
+      .account()
+      .group({ name: 'Team' })
+      .contacts(1, () => ({ firstName: 'Existing' }))
     const existing = s.contacts[0]!
     const body = {
       contacts: [
@@ -183,7 +199,11 @@ describe.each(targets)('REST group membership on $name', (target) => {
   })
 
   it('pages group contacts and searches them', async () => {
-    const s = await kit.seed().account().group().contacts(5, (i) => ({ firstName: `P${i}`, organization: i % 2 ? 'Odd Ltd' : 'Even Ltd' }))
+    const s = await kit
+      .seed()
+      .account()
+      .group()
+      .contacts(5, (i) => ({ firstName: `P${i}`, organization: i % 2 ? 'Odd Ltd' : 'Even Ltd' }))
     const page = await kit.rest('GET', `/api/contact/group/${s.group.id}/contacts?perPage=2&page=3`, { key: s.key })
     expect(page.body.data.map((c: any) => c.first_name)).toEqual(['P4'])
     expect(page.body.meta).toEqual({ search: '', total: 5, skipped: 4, perPage: 2, page: 3, pageCount: 3 })

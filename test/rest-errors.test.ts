@@ -99,7 +99,10 @@ describe.each(targets)('REST errors and isolation on $name', (target) => {
       expect(res.status, `${method} ${path}`).toBe(404)
       expect(res.body.code).toBe('NOT_FOUND')
     }
-    const enlist = await kit.rest('POST', '/api/contact/save', { key: other.key, body: { first_name: 'X', mobile: '0712999998', groups: [g] } })
+    const enlist = await kit.rest('POST', '/api/contact/save', {
+      key: other.key,
+      body: { first_name: 'X', mobile: '0712999998', groups: [g] },
+    })
     expect(enlist.status).toBe(422)
     expect((await kit.rest('GET', '/api/contacts', { key: other.key })).body.meta.total).toBe(0)
     expect((await kit.rest('GET', '/api/contact/groups', { key: other.key })).body.meta.total).toBe(0)

@@ -16,7 +16,10 @@ describe('npm start (src/process/server.ts)', () => {
     try {
       const deadline = Date.now() + 30_000
       while (!server.output().includes('"msg":"listening"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
-      const line = server.output().split('\n').find((l) => l.includes('"msg":"listening"'))!
+      const line = server
+        .output()
+        .split('\n')
+        .find((l) => l.includes('"msg":"listening"'))!
       const { url } = JSON.parse(line)
       expect(existsSync(join(dir, 'nested', 'gateway.db'))).toBe(true)
       expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' })
@@ -36,7 +39,9 @@ describe('npm start (src/process/server.ts)', () => {
     const server = start({ PORT: 'x', DEFAULT_COUNTRY: 'kenya' })
     expect(await server.exited).toBe(1)
     // One plain line, naming every problem.
-    expect(server.errors().trim().split('\n')).toEqual([expect.stringMatching(/^Invalid configuration: PORT: must be a number, not "x"; DEFAULT_COUNTRY: .+$/)])
+    expect(server.errors().trim().split('\n')).toEqual([
+      expect.stringMatching(/^Invalid configuration: PORT: must be a number, not "x"; DEFAULT_COUNTRY: .+$/),
+    ])
   }, 30_000)
 })
 
@@ -46,7 +51,10 @@ async function listeningUrl(server: ReturnType<typeof start>): Promise<string> {
     if (server.child.exitCode !== null) throw new Error(`exited early:\n${server.output()}\n${server.errors()}`)
     await new Promise((r) => setTimeout(r, 100))
   }
-  const line = server.output().split('\n').find((l) => l.includes('"msg":"listening"'))
+  const line = server
+    .output()
+    .split('\n')
+    .find((l) => l.includes('"msg":"listening"'))
   if (!line) throw new Error(`not listening:\n${server.output()}\n${server.errors()}`)
   return JSON.parse(line).url
 }
@@ -113,7 +121,10 @@ describe('process supervision', () => {
     expect(await build.exited, build.errors()).toBe(0)
     expect(existsSync(join('dist', 'prisma', 'sqlite', 'migrations'))).toBe(true)
     const dir = mkdtempSync(join(tmpdir(), 'gateway-dist-'))
-    const server = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' }, [process.execPath, 'dist/server.js'])
+    const server = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' }, [
+      process.execPath,
+      'dist/server.js',
+    ])
     try {
       const url = await listeningUrl(server)
       // Ready means every checked-in migration is applied: dist/ found them.
@@ -121,7 +132,13 @@ describe('process supervision', () => {
       expect(server.output()).toContain('"msg":"migrations applied"')
       expect((await fetch(`${url}/metrics`)).status).toBe(200)
       // The compiled CLI, as the Docker image runs it (no tsx, no src/): node dist/cli.js.
-      const cli = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}` }, [process.execPath, 'dist/cli.js', 'account:create', '--name', 'From dist'])
+      const cli = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}` }, [
+        process.execPath,
+        'dist/cli.js',
+        'account:create',
+        '--name',
+        'From dist',
+      ])
       expect(await cli.exited, cli.errors()).toBe(0)
       expect(JSON.parse(cli.output()).account.name).toBe('From dist')
       server.child.kill('SIGTERM')

@@ -10,7 +10,9 @@ async function startServer(env: Record<string, string>) {
   const { child, exited, output, errors } = spawnServer(env)
   const deadline = Date.now() + 30_000
   while (!output().includes('"msg":"listening"') && Date.now() < deadline && child.exitCode === null) await sleep(50)
-  const line = output().split('\n').find((l) => l.includes('"msg":"listening"'))
+  const line = output()
+    .split('\n')
+    .find((l) => l.includes('"msg":"listening"'))
   if (!line) throw new Error(`server did not start\n${output()}\n${errors()}`)
   const { url } = JSON.parse(line) as { url: string }
   return { child, exited, port: Number(new URL(url).port), output }
@@ -52,17 +54,23 @@ function send(port: number, agent: Agent | false, method: string, path: string, 
   })
 }
 
-const settled = <T>(p: Promise<T>) => p.then((value) => ({ value }), (error: NodeJS.ErrnoException) => ({ error }))
+const settled = <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ value }),
+    (error: NodeJS.ErrnoException) => ({ error }),
+  )
 
 describe.each(targets)('graceful shutdown of the real server on $name', (target) => {
   const kit = useKit(target)
 
-  it('ends every open subscription stream with the protocol\'s complete event on SIGTERM', async () => {
+  it("ends every open subscription stream with the protocol's complete event on SIGTERM", async () => {
     const { key } = await kit.seed().account()
     const server = await startServer({ DATABASE_URL: kit.url })
     try {
       const query = encodeURIComponent('subscription { deliveryReports { uuid status } }')
-      const res = await fetch(`http://127.0.0.1:${server.port}/graphql?query=${query}`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${key}` } })
+      const res = await fetch(`http://127.0.0.1:${server.port}/graphql?query=${query}`, {
+        headers: { accept: 'text/event-stream', authorization: `Bearer ${key}` },
+      })
       expect(res.headers.get('content-type')).toContain('text/event-stream')
       const reader = res.body!.getReader()
       await reader.read() // the stream is open (Yoga's first comment)

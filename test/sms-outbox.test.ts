@@ -161,7 +161,11 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
     clock.advance(LEASE + 1)
     expect(await sweepSubmissions(kit.deps, 'w1')).toMatchObject({ claimed: 1, sent: 1 })
     expect(await kit.db.scheduledCarrierEvent.count({ where: { messageId: id } })).toBe(0)
-    expect(await kit.db.message.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'DELIVRD', done: true, gatewayMessageId: `sandbox-${id}` })
+    expect(await kit.db.message.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      status: 'DELIVRD',
+      done: true,
+      gatewayMessageId: `sandbox-${id}`,
+    })
     expect(await history(id)).toEqual(['PENDING', 'DELIVRD'])
 
     // The same crash, but nobody resubmits before the deadline: the report shows it was sent.
@@ -173,7 +177,11 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
     expect(await sweepSubmissions(kit.deps, 'w1')).toMatchObject({ claimed: 1, timedOut: 0 })
     expect(await kit.db.scheduledCarrierEvent.count({ where: { messageId: other } })).toBe(0)
     expect(await state(other)).toMatchObject({ state: 'submitted' })
-    expect(await kit.db.message.findUniqueOrThrow({ where: { id: other } })).toMatchObject({ status: 'DELIVRD', creditsDeducted: 10_000n, gatewayMessageId: `sandbox-${other}` })
+    expect(await kit.db.message.findUniqueOrThrow({ where: { id: other } })).toMatchObject({
+      status: 'DELIVRD',
+      creditsDeducted: 10_000n,
+      gatewayMessageId: `sandbox-${other}`,
+    })
     expect(await balance(s)).toBe(80_000n)
     control.mode = 'accept'
   })
@@ -186,7 +194,10 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
     expect(await sweepSubmissions(kit.deps, 'w1')).toMatchObject({ claimed: 1, retrying: 1 })
     clock.advance(DEADLINE)
     expect(await sweepSubmissions(kit.deps, 'w1')).toMatchObject({ claimed: 1, timedOut: 1 })
-    expect(await kit.db.message.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'FAILED', carrierErrorCode: 'SUBMIT_TIMEOUT' })
+    expect(await kit.db.message.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      status: 'FAILED',
+      carrierErrorCode: 'SUBMIT_TIMEOUT',
+    })
     expect(await balance(s)).toBe(100_000n)
     control.mode = 'accept'
   })

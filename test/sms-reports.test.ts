@@ -17,7 +17,10 @@ describe.each(targets)('SMS sending and delivery reports on $name', (target) => 
     const s = await kit.seed().account()
     await kit.db.account.update({
       where: { id: s.account.id },
-      data: { creditBalance: BigInt(Math.round(Number(credits) * 10_000)), ...(price ? { pricePerPage: BigInt(Math.round(Number(price) * 10_000)) } : {}) },
+      data: {
+        creditBalance: BigInt(Math.round(Number(credits) * 10_000)),
+        ...(price ? { pricePerPage: BigInt(Math.round(Number(price) * 10_000)) } : {}),
+      },
     })
     return s
   }
@@ -131,7 +134,11 @@ describe.each(targets)('SMS sending and delivery reports on $name', (target) => 
     // ENROUTE is SENT, which the message is already: nothing changes.
     const enroute = await kit.gql(REPORT, { input: { messageId: id, status: 'ENROUTE' } }, CONNECTOR)
     expect(enroute.reportCarrierStatus).toEqual({ status: 'SENT', done: false, carrierStatus: null, carrierErrorCode: null })
-    const byGatewayId = await kit.gql(REPORT, { input: { gateway: 'sandbox', gatewayMessageId: `sandbox-${id}`, status: 'DELETED', errorCode: '0x0B' } }, CONNECTOR)
+    const byGatewayId = await kit.gql(
+      REPORT,
+      { input: { gateway: 'sandbox', gatewayMessageId: `sandbox-${id}`, status: 'DELETED', errorCode: '0x0B' } },
+      CONNECTOR,
+    )
     expect(byGatewayId.reportCarrierStatus).toEqual({ status: 'FAILED', done: true, carrierStatus: 'DELETED', carrierErrorCode: '0x0B' })
     const late = await kit.gql(REPORT, { input: { messageId: id, status: 'ACCEPTD' } }, CONNECTOR)
     expect(late.reportCarrierStatus.status).toBe('FAILED')
@@ -141,7 +148,11 @@ describe.each(targets)('SMS sending and delivery reports on $name', (target) => 
     expect(history.map((h) => h.status)).toEqual(['PENDING', 'SENT', 'FAILED'])
     const unknown = await kit.graphql(REPORT, { input: { messageId: id, status: 'BOGUS' } }, CONNECTOR)
     expect(unknown.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED' })
-    const missing = await kit.graphql(REPORT, { input: { messageId: '00000000-0000-4000-8000-000000000000', status: 'DELIVRD' } }, CONNECTOR)
+    const missing = await kit.graphql(
+      REPORT,
+      { input: { messageId: '00000000-0000-4000-8000-000000000000', status: 'DELIVRD' } },
+      CONNECTOR,
+    )
     expect(missing.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
   })
 
@@ -153,12 +164,17 @@ describe.each(targets)('SMS sending and delivery reports on $name', (target) => 
     expect(byAccount.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN'])
     const anonymous = await kit.graphql(REPORT, { input: { messageId: id, status: 'DELIVRD' } })
     expect(anonymous.errors?.map((e) => e.extensions?.code)).toEqual(['UNAUTHENTICATED'])
-    expect(await kit.db.message.findUniqueOrThrow({ where: { id }, select: { status: true, done: true } })).toEqual({ status: 'SENT', done: false })
+    expect(await kit.db.message.findUniqueOrThrow({ where: { id }, select: { status: true, done: true } })).toEqual({
+      status: 'SENT',
+      done: false,
+    })
   })
 
   it('makes one webhook delivery per real change: alternating final statuses cannot make more', async () => {
     const s = await funded()
-    await kit.db.webhookEndpoint.create({ data: { accountId: s.account.id, url: 'https://hooks.example.com/x', secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdA==' } })
+    await kit.db.webhookEndpoint.create({
+      data: { accountId: s.account.id, url: 'https://hooks.example.com/x', secret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdA==' },
+    })
     const id = (await kit.gql(SEND, { input: { to: '+254712345678', message: 'flip' } }, s.key)).sendSms.id
     const REPORT = `mutation($input: CarrierStatusInput!) { reportCarrierStatus(input: $input) { status } }`
     for (let i = 0; i < 10; i++) {

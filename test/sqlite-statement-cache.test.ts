@@ -25,7 +25,13 @@ describe('the SQLite prepared-statement cache', () => {
     const select = 'SELECT name FROM t WHERE id >= ? ORDER BY id'
     expect(db.prepare(select).bind([2]).raw().all()).toEqual([['b'], ['c']])
     expect(db.prepare(select).bind([1]).raw().all()).toEqual([['a'], ['b'], ['c']])
-    expect(db.prepare(select).bind([9]).columns().map((c) => c.name)).toEqual(['name'])
+    expect(
+      db
+        .prepare(select)
+        .bind([9])
+        .columns()
+        .map((c) => c.name),
+    ).toEqual(['name'])
     expect(db.prepare(select).reader).toBe(true)
     expect(db.prepare(insert).reader).toBe(false)
     expect([...cache.keys()]).toEqual([select, insert])

@@ -64,13 +64,18 @@ describe('start-up errors', () => {
     const port = await closedPort()
     const line = await expectOneLine(
       { DATABASE_URL: `postgresql://postgres:s3cret-pw@127.0.0.1:${port}/gateway` },
-      new RegExp(`^cannot reach PostgreSQL at 127\\.0\\.0\\.1:${port} \\(connection refused\\): start PostgreSQL there or fix the host and port in DATABASE_URL$`),
+      new RegExp(
+        `^cannot reach PostgreSQL at 127\\.0\\.0\\.1:${port} \\(connection refused\\): start PostgreSQL there or fix the host and port in DATABASE_URL$`,
+      ),
     )
     expect(line).not.toContain('s3cret')
   }, 40_000)
 
   it('names a DATABASE_URL that is not a URL', async () => {
-    await expectOneLine({ DATABASE_URL: 'postgresql://postgres@127.0.0.1:99999/gateway' }, /^DATABASE_URL is not a valid URL: write it as postgresql:\/\/user:password@host:5432\/database/)
+    await expectOneLine(
+      { DATABASE_URL: 'postgresql://postgres@127.0.0.1:99999/gateway' },
+      /^DATABASE_URL is not a valid URL: write it as postgresql:\/\/user:password@host:5432\/database/,
+    )
   }, 40_000)
 
   it('names an SQLite path whose parent is a file', async () => {
@@ -79,13 +84,18 @@ describe('start-up errors', () => {
     const file = join(dir, 'occupied', 'gateway.db')
     await expectOneLine(
       { DATABASE_URL: `file:${file}` },
-      new RegExp(`^cannot create or open the SQLite database "${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}" \\(.+\\): point DATABASE_URL at a writable path`),
+      new RegExp(
+        `^cannot create or open the SQLite database "${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}" \\(.+\\): point DATABASE_URL at a writable path`,
+      ),
     )
   }, 40_000)
 
   it('names an SQLite path that cannot be opened as a database file', async () => {
     const dir = tempDir()
-    await expectOneLine({ DATABASE_URL: `file:${dir}` }, /^cannot create or open the SQLite database ".+" \(cannot open the file\): point DATABASE_URL at a writable path/)
+    await expectOneLine(
+      { DATABASE_URL: `file:${dir}` },
+      /^cannot create or open the SQLite database ".+" \(cannot open the file\): point DATABASE_URL at a writable path/,
+    )
   }, 40_000)
 
   it('names a port already in use', async () => {
@@ -114,7 +124,9 @@ describe('start-up errors', () => {
       const name = `gateway_missing_${randomBytes(4).toString('hex')}`
       await expectOneLine(
         { DATABASE_URL: withUrl((u) => (u.pathname = `/${name}`)) },
-        new RegExp(`^database "${name}" does not exist on ${base.hostname}:${base.port || 5432}: create it with \`createdb -h ${base.hostname} -p ${base.port || 5432} -U postgres ${name}\``),
+        new RegExp(
+          `^database "${name}" does not exist on ${base.hostname}:${base.port || 5432}: create it with \`createdb -h ${base.hostname} -p ${base.port || 5432} -U postgres ${name}\``,
+        ),
       )
     }, 40_000)
 
@@ -122,7 +134,9 @@ describe('start-up errors', () => {
       const user = `nobody_${randomBytes(4).toString('hex')}`
       await expectOneLine(
         { DATABASE_URL: withUrl((u) => ((u.username = user), (u.password = 'wrong'))) },
-        new RegExp(`^PostgreSQL at ${base.hostname}:${base.port || 5432} refused user "${user}" \\(.*\\): fix the user name and password in DATABASE_URL$`),
+        new RegExp(
+          `^PostgreSQL at ${base.hostname}:${base.port || 5432} refused user "${user}" \\(.*\\): fix the user name and password in DATABASE_URL$`,
+        ),
       )
     }, 40_000)
 

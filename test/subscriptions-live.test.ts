@@ -18,7 +18,13 @@ interface SseEvent {
  * A real SSE client: GET /graphql?query=… with Accept: text/event-stream, the body read as a
  * stream and parsed into `event:`/`data:` blocks; `:` comment lines are keep-alive pings.
  */
-async function subscribe(fetcher: (request: Request) => Promise<Response>, base: string, query: string, variables: Record<string, unknown> = {}, key?: string) {
+async function subscribe(
+  fetcher: (request: Request) => Promise<Response>,
+  base: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  key?: string,
+) {
   const url = new URL('/graphql', base)
   url.searchParams.set('query', query)
   url.searchParams.set('variables', JSON.stringify(variables))
@@ -26,7 +32,15 @@ async function subscribe(fetcher: (request: Request) => Promise<Response>, base:
     new Request(url, { headers: { accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) } }),
   )
   const events: SseEvent[] = []
-  const stream = { status: response.status, retryAfter: response.headers.get('retry-after'), contentType: response.headers.get('content-type') ?? '', events, pings: 0, ended: false, body: '' }
+  const stream = {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    contentType: response.headers.get('content-type') ?? '',
+    events,
+    pings: 0,
+    ended: false,
+    body: '',
+  }
   let wake: (() => void) | null = null
   const notify = () => {
     wake?.()
@@ -52,8 +66,14 @@ async function subscribe(fetcher: (request: Request) => Promise<Response>, base:
           buffer = buffer.slice(cut + 2)
           const lines = block.split('\n')
           if (lines.every((l) => l.startsWith(':'))) stream.pings++
-          const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim()
-          const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n')
+          const event = lines
+            .find((l) => l.startsWith('event:'))
+            ?.slice(6)
+            .trim()
+          const data = lines
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n')
           if (event) events.push({ event, data: data ? JSON.parse(data) : null })
           notify()
         }
@@ -192,14 +212,30 @@ describe.each(targets)('live subscriptions over SSE on $name', (target) => {
     const stream = await sub(MEMBERSHIP, { g: s.group.id }, s.key)
     expect(await stream.opened()).toBe(true)
     const from = mobile()
-    const inbound = await kit.gql(`mutation($i: InboundSmsInput!) { receiveSms(input: $i) { action contact { id: uuid } } }`, { i: { to: '22123', from, text: 'join' } }, s.key)
+    const inbound = await kit.gql(
+      `mutation($i: InboundSmsInput!) { receiveSms(input: $i) { action contact { id: uuid } } }`,
+      { i: { to: '22123', from, text: 'join' } },
+      s.key,
+    )
     expect(inbound.receiveSms.action).toBe('SUBSCRIBED')
     const contactId = inbound.receiveSms.contact.id
-    await kit.gql(`mutation($g: ID!, $m: [String!]!) { delistContacts(groupId: $g, mobiles: $m) { delisted } }`, { g: s.group.id, m: [from] }, s.key)
+    await kit.gql(
+      `mutation($g: ID!, $m: [String!]!) { delistContacts(groupId: $g, mobiles: $m) { delisted } }`,
+      { g: s.group.id, m: [from] },
+      s.key,
+    )
     // Adding a contact already on the group is no join; adding a new one is.
     const other = mobile()
-    await kit.gql(`mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`, { g: s.group.id, c: [{ mobile: other, firstName: 'Zed' }] }, s.key)
-    await kit.gql(`mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`, { g: s.group.id, c: [{ mobile: other, firstName: 'Zed' }] }, s.key)
+    await kit.gql(
+      `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`,
+      { g: s.group.id, c: [{ mobile: other, firstName: 'Zed' }] },
+      s.key,
+    )
+    await kit.gql(
+      `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`,
+      { g: s.group.id, c: [{ mobile: other, firstName: 'Zed' }] },
+      s.key,
+    )
     await kit.gql(`mutation($id: ID!) { deleteGroup(id: $id) { deletedId } }`, { id: s.group.id }, s.key)
     const events = (await stream.next(4)).map((e) => e.data.groupMembership)
     expect(events).toEqual([
@@ -214,26 +250,43 @@ describe.each(targets)('live subscriptions over SSE on $name', (target) => {
   })
 
   it('an autoresponse inside the inbound SMS transaction is published after that transaction commits; a rolled-back opt-in publishes nothing', async () => {
-    const s = await kit.seed().account().group({ subscribable: true, subscriptionSim: '22124', optinCode: 'JOIN', optoutCode: 'STOP', subscriptionAutoresponse: 'Welcome' })
+    const s = await kit
+      .seed()
+      .account()
+      .group({ subscribable: true, subscriptionSim: '22124', optinCode: 'JOIN', optoutCode: 'STOP', subscriptionAutoresponse: 'Welcome' })
     await fund(kit, s.account.id)
     const reports = await sub(DELIVERY, {}, s.key)
     const members = await sub(MEMBERSHIP, { g: s.group.id }, s.key)
     expect(await reports.opened()).toBe(true)
     expect(await members.opened()).toBe(true)
-    const joined = await kit.gql(`mutation($i: InboundSmsInput!) { receiveSms(input: $i) { autoresponse { id } } }`, { i: { to: '22124', from: mobile(), text: 'JOIN' } }, s.key)
+    const joined = await kit.gql(
+      `mutation($i: InboundSmsInput!) { receiveSms(input: $i) { autoresponse { id } } }`,
+      { i: { to: '22124', from: mobile(), text: 'JOIN' } },
+      s.key,
+    )
     // The autoresponse's SENT arrives, read from the committed message.
     const [sent] = await reports.next(1)
     expect(sent.data.deliveryReports).toMatchObject({ id: joined.receiveSms.autoresponse.id, status: 'SENT' })
     expect((await members.next(1))[0].data.groupMembership.kind).toBe('JOIN')
 
     // The autoresponse of this group cannot be sent (its SIM is no sender id): the whole opt-in rolls back.
-    const bad = await kit.seed().account().group({ subscribable: true, subscriptionSim: 'KE_22385', optinCode: 'JOIN', optoutCode: 'STOP', subscriptionAutoresponse: 'Welcome' })
+    const bad = await kit.seed().account().group({
+      subscribable: true,
+      subscriptionSim: 'KE_22385',
+      optinCode: 'JOIN',
+      optoutCode: 'STOP',
+      subscriptionAutoresponse: 'Welcome',
+    })
     await fund(kit, bad.account.id)
     const badMembers = await sub(MEMBERSHIP, { g: bad.group.id }, bad.key)
     const badReports = await sub(DELIVERY, {}, bad.key)
     expect(await badMembers.opened()).toBe(true)
     expect(await badReports.opened()).toBe(true)
-    const refused = await kit.graphql(`mutation($i: InboundSmsInput!) { receiveSms(input: $i) { action } }`, { i: { to: 'KE_22385', from: mobile(), text: 'JOIN' } }, bad.key)
+    const refused = await kit.graphql(
+      `mutation($i: InboundSmsInput!) { receiveSms(input: $i) { action } }`,
+      { i: { to: 'KE_22385', from: mobile(), text: 'JOIN' } },
+      bad.key,
+    )
     expect(refused.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED')
     await badMembers.waitFor(() => false, 500)
     expect(badMembers.events.filter((e) => e.event === 'next')).toEqual([])

@@ -10,18 +10,15 @@ describe.each(targets)('subscribable groups on $name', (target) => {
   const kit = useKit(target)
 
   async function setup() {
-    const s = await kit
-      .seed()
-      .account()
-      .group({
-        name: 'Weather alerts',
-        subscribable: true,
-        subscriptionSim: '22384',
-        optinCode: 'JOIN WEATHER',
-        optoutCode: 'STOP WEATHER',
-        subscriptionAutoresponse: 'You will get weather alerts. Text STOP WEATHER to leave.',
-        unsubscribeAutoresponse: 'You left weather alerts.',
-      })
+    const s = await kit.seed().account().group({
+      name: 'Weather alerts',
+      subscribable: true,
+      subscriptionSim: '22384',
+      optinCode: 'JOIN WEATHER',
+      optoutCode: 'STOP WEATHER',
+      subscriptionAutoresponse: 'You will get weather alerts. Text STOP WEATHER to leave.',
+      unsubscribeAutoresponse: 'You left weather alerts.',
+    })
     await kit.db.account.update({ where: { id: s.account.id }, data: { creditBalance: 100_000n } })
     return s
   }
@@ -33,7 +30,12 @@ describe.each(targets)('subscribable groups on $name', (target) => {
       action: 'SUBSCRIBED',
       group: { name: 'Weather alerts', subscriberCount: 1 },
       contact: { id: expect.any(String), mobile: '+254712300400', firstName: '+254712300400', selfSubscribed: true },
-      autoresponse: { to: '+254712300400', text: 'You will get weather alerts. Text STOP WEATHER to leave.', status: 'SENT', sender: '22384' },
+      autoresponse: {
+        to: '+254712300400',
+        text: 'You will get weather alerts. Text STOP WEATHER to leave.',
+        status: 'SENT',
+        sender: '22384',
+      },
     })
     const details = await kit.rest('GET', `/api/contact/group/${s.group.id}`, { key: s.key })
     expect(details.body.group.subscription_object).toBe(1)
@@ -74,7 +76,10 @@ describe.each(targets)('subscribable groups on $name', (target) => {
 
   it('keeps an existing contact’s details and marks an existing member as self-subscribed', async () => {
     const s = await setup()
-    await kit.rest('POST', '/api/contact/save', { key: s.key, body: { mobile: '+254712300402', first_name: 'Achieng', groups: [s.group.id] } })
+    await kit.rest('POST', '/api/contact/save', {
+      key: s.key,
+      body: { mobile: '+254712300402', first_name: 'Achieng', groups: [s.group.id] },
+    })
     const res = await kit.gql(RECEIVE, { input: { to: '22384', from: '+254712300402', text: 'join weather' } }, s.key)
     expect(res.receiveSms.contact).toMatchObject({ firstName: 'Achieng', selfSubscribed: true })
     expect(res.receiveSms.group.subscriberCount).toBe(1)
@@ -109,20 +114,20 @@ describe.each(targets)('subscribable groups on $name', (target) => {
 
   it('changes nothing when the autoresponse cannot be sent (422 VALIDATION_FAILED)', async () => {
     // A SIM label is free text, but it is not a valid sender id: the autoresponse fails validation.
-    const s = await kit
-      .seed()
-      .account()
-      .group({
-        name: 'Bad sender',
-        subscribable: true,
-        subscriptionSim: 'KE_22384',
-        optinCode: 'JOIN',
-        optoutCode: 'STOP',
-        subscriptionAutoresponse: 'Welcome',
-        unsubscribeAutoresponse: 'Bye',
-      })
+    const s = await kit.seed().account().group({
+      name: 'Bad sender',
+      subscribable: true,
+      subscriptionSim: 'KE_22384',
+      optinCode: 'JOIN',
+      optoutCode: 'STOP',
+      subscriptionAutoresponse: 'Welcome',
+      unsubscribeAutoresponse: 'Bye',
+    })
     await kit.db.account.update({ where: { id: s.account.id }, data: { creditBalance: 100_000n } })
-    await kit.rest('POST', '/api/contact/save', { key: s.key, body: { mobile: '+254712300499', first_name: 'Member', groups: [s.group.id] } })
+    await kit.rest('POST', '/api/contact/save', {
+      key: s.key,
+      body: { mobile: '+254712300499', first_name: 'Member', groups: [s.group.id] },
+    })
     const counts = async () => ({
       contacts: await kit.db.contact.count({ where: { accountId: s.account.id } }),
       memberships: await kit.db.membership.count({ where: { groupId: s.group.id } }),
@@ -139,7 +144,10 @@ describe.each(targets)('subscribable groups on $name', (target) => {
       { to: 'KE_22384', from: '+254712300499', text: 'stop' }, // leaving
     ]) {
       const res = await kit.graphql(RECEIVE, { input }, s.key)
-      expect(res.errors?.[0]?.extensions, JSON.stringify(input)).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'sender' }] })
+      expect(res.errors?.[0]?.extensions, JSON.stringify(input)).toMatchObject({
+        code: 'VALIDATION_FAILED',
+        details: [{ field: 'sender' }],
+      })
       expect(await counts(), JSON.stringify(input)).toEqual(before)
     }
   })

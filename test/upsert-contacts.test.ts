@@ -41,7 +41,10 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
       { mobile: fresh[1], firstName: 'New 1' },
     ])
     expect(result).toEqual({ groupId: s.group.id, count: 4, created: 2, joined: expect.any(Map) })
-    const saved = await upsert(s.account.id, [{ mobile: s.contacts[2]!.mobile, firstName: 'X' }, { mobile: mobile(), firstName: 'Y' }])
+    const saved = await upsert(s.account.id, [
+      { mobile: s.contacts[2]!.mobile, firstName: 'X' },
+      { mobile: mobile(), firstName: 'Y' },
+    ])
     expect(saved).toEqual([
       { id: s.contacts[2]!.id, created: false },
       { id: expect.any(String), created: true },
@@ -124,7 +127,10 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
 
   it('never duplicates a membership and keeps how the contact joined', async () => {
     const s = await kit.seed().account().group().contacts(2)
-    await kit.db.membership.update({ where: { groupId_contactId: { groupId: s.group.id, contactId: s.contacts[0]!.id } }, data: { selfSubscribed: true } })
+    await kit.db.membership.update({
+      where: { groupId_contactId: { groupId: s.group.id, contactId: s.contacts[0]!.id } },
+      data: { selfSubscribed: true },
+    })
     const inputs = s.contacts.map((c) => ({ mobile: c.mobile, firstName: c.firstName, groups: [s.group.id, s.group.id] }))
     await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)
     await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)
@@ -136,7 +142,10 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
   })
 
   it('keeps accounts apart: a mobile of another account is a new contact here', async () => {
-    const owner = await kit.seed().account('Owner').contacts(1, () => ({ firstName: 'Owned', email: 'owned@example.com' }))
+    const owner = await kit
+      .seed()
+      .account('Owner')
+      .contacts(1, () => ({ firstName: 'Owned', email: 'owned@example.com' }))
     const other = await kit.seed().account('Other').group()
     const m = owner.contacts[0]!.mobile
     const result = await addContactsToGroup(kit.deps, other.account.id, other.group.id, [{ mobile: m, firstName: 'Mine' }])
@@ -162,7 +171,10 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     ])
     for (const search of ['émile', 'zulu', 'acme']) {
       const found = await kit.rest('GET', `/api/contacts?search=${encodeURIComponent(search)}`, { key: s.key })
-      expect(found.body.data.map((c: any) => c.first_name), search).toEqual(['ÉMILE'])
+      expect(
+        found.body.data.map((c: any) => c.first_name),
+        search,
+      ).toEqual(['ÉMILE'])
     }
     const stale = await kit.rest('GET', '/api/contacts?search=aaron', { key: s.key })
     expect(stale.body.data).toEqual([])
@@ -172,19 +184,39 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
   it('writes 1,500 contacts with every field set (the widest chunks) and updates them all', async () => {
     const s = await kit.seed().account().group()
     const inputs = Array.from({ length: 1500 }, (_, i) => ({ mobile: mobile(), ...ALL_FIELDS(i) }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 1500, created: 1500, joined: new Map([[s.group.id, expect.any(Array)]]) })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({
+      groupId: s.group.id,
+      count: 1500,
+      created: 1500,
+      joined: new Map([[s.group.id, expect.any(Array)]]),
+    })
     const again = inputs.map((c) => ({ ...c, email: null, youtube: 'again' }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, again)).toEqual({ groupId: s.group.id, count: 1500, created: 0, joined: new Map() })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, again)).toEqual({
+      groupId: s.group.id,
+      count: 1500,
+      created: 0,
+      joined: new Map(),
+    })
     expect(await kit.db.contact.count({ where: { accountId: s.account.id, email: null, youtube: 'again', twitter: 't' } })).toBe(1500)
   })
 
   it('takes 10,000 contacts in one request, new and then existing, in a bounded number of statements', async () => {
     const s = await kit.seed().account().group()
     const inputs = Array.from({ length: 10_000 }, (_, i) => ({ mobile: mobile(), firstName: `Bulk ${String(i).padStart(5, '0')}` }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 10_000, created: 10_000, joined: expect.any(Map) })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({
+      groupId: s.group.id,
+      count: 10_000,
+      created: 10_000,
+      joined: expect.any(Map),
+    })
     kit.statements.length = 0
     const renamed = inputs.map((c, i) => ({ ...c, familyName: `Again ${i}` }))
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, renamed)).toEqual({ groupId: s.group.id, count: 10_000, created: 0, joined: new Map() })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, renamed)).toEqual({
+      groupId: s.group.id,
+      count: 10_000,
+      created: 0,
+      joined: new Map(),
+    })
     const writes = kit.statements.filter((q) => /^\s*(INSERT|UPDATE|DELETE)/i.test(q))
     // 10 chunks: one contact upsert each, and one membership insert of 10,000; no per-row UPDATE.
     expect(writes.filter((q) => /INSERT INTO "Contact"/.test(q))).toHaveLength(10)
@@ -197,7 +229,11 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
   }, 120_000)
 
   it('refuses an unknown group at item 9,999 of 10,000 and writes nothing', async () => {
-    const s = await kit.seed().account().group().contacts(1, () => ({ firstName: 'Before' }))
+    const s = await kit
+      .seed()
+      .account()
+      .group()
+      .contacts(1, () => ({ firstName: 'Before' }))
     const inputs: ContactInput[] = Array.from({ length: 10_000 }, (_, i) => ({ mobile: mobile(), firstName: `Item ${i}` }))
     inputs[0] = { mobile: s.contacts[0]!.mobile, firstName: 'After' }
     inputs[9_999] = { ...inputs[9_999], groups: [randomUUID()] }
@@ -212,27 +248,47 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
   }, 60_000)
 
   it('rolls back every chunk when the database fails in the last one', async () => {
-    const s = await kit.seed().account().group().contacts(1, () => ({ firstName: 'Before' }))
+    const s = await kit
+      .seed()
+      .account()
+      .group()
+      .contacts(1, () => ({ firstName: 'Before' }))
     const inputs = Array.from({ length: 2500 }, (_, i) => ({ mobile: mobile(), firstName: `Item ${i}` }))
     inputs[0] = { mobile: s.contacts[0]!.mobile, firstName: 'After' }
     // A trigger fails the insert of the last contact, after two chunks were written. (On SQLite
     // not with RAISE(): the adapter reports that as a foreign-key violation, which is retried.)
-    const poisoned = inputs.map((c) => c.mobile).sort().at(-1)!
+    const poisoned = inputs
+      .map((c) => c.mobile)
+      .sort()
+      .at(-1)!
     if (target.name === 'sqlite') {
-      await kit.db.$executeRawUnsafe(`CREATE TRIGGER poison BEFORE INSERT ON "Contact" WHEN NEW.mobile = '${poisoned}' BEGIN INSERT INTO "Account" ("id", "name") VALUES (NULL, 'poisoned'); END`)
+      await kit.db.$executeRawUnsafe(
+        `CREATE TRIGGER poison BEFORE INSERT ON "Contact" WHEN NEW.mobile = '${poisoned}' BEGIN INSERT INTO "Account" ("id", "name") VALUES (NULL, 'poisoned'); END`,
+      )
     } else {
-      await kit.db.$executeRawUnsafe(`CREATE FUNCTION poison() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'poisoned'; END $$ LANGUAGE plpgsql`)
-      await kit.db.$executeRawUnsafe(`CREATE TRIGGER poison BEFORE INSERT ON "Contact" FOR EACH ROW WHEN (NEW.mobile = '${poisoned}') EXECUTE FUNCTION poison()`)
+      await kit.db.$executeRawUnsafe(
+        `CREATE FUNCTION poison() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'poisoned'; END $$ LANGUAGE plpgsql`,
+      )
+      await kit.db.$executeRawUnsafe(
+        `CREATE TRIGGER poison BEFORE INSERT ON "Contact" FOR EACH ROW WHEN (NEW.mobile = '${poisoned}') EXECUTE FUNCTION poison()`,
+      )
     }
     try {
-      await expect(addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).rejects.toThrow(target.name === 'sqlite' ? /NOT NULL constraint failed: Account.id/ : /poisoned/)
+      await expect(addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).rejects.toThrow(
+        target.name === 'sqlite' ? /NOT NULL constraint failed: Account.id/ : /poisoned/,
+      )
       expect(await kit.db.contact.count({ where: { accountId: s.account.id } })).toBe(1)
       expect(await row(s.account.id, s.contacts[0]!.mobile)).toMatchObject({ firstName: 'Before' })
       expect(await kit.db.membership.count({ where: { groupId: s.group.id } })).toBe(1)
     } finally {
       await kit.db.$executeRawUnsafe(target.name === 'sqlite' ? 'DROP TRIGGER poison' : 'DROP TRIGGER poison ON "Contact"')
     }
-    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({ groupId: s.group.id, count: 2500, created: 2499, joined: expect.any(Map) })
+    expect(await addContactsToGroup(kit.deps, s.account.id, s.group.id, inputs)).toEqual({
+      groupId: s.group.id,
+      count: 2500,
+      created: 2499,
+      joined: expect.any(Map),
+    })
   }, 60_000)
 
   it('answers 404 for a missing group before the items are judged, and 422 when the group exists', async () => {
@@ -240,37 +296,49 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     const bad = [{ mobile: 'not a number', firstName: 'X' }]
     await expect(addContactsToGroup(kit.deps, s.account.id, randomUUID(), bad)).rejects.toMatchObject({ code: 'NOT_FOUND' })
     await expect(addContactsToGroup(kit.deps, s.account.id, s.group.id, bad)).rejects.toMatchObject({ code: 'VALIDATION_FAILED' })
-    await expect(addContactsToGroup(kit.deps, s.account.id, randomUUID(), [{ mobile: mobile(), firstName: 'Fine' }])).rejects.toMatchObject({ code: 'NOT_FOUND' })
+    await expect(addContactsToGroup(kit.deps, s.account.id, randomUUID(), [{ mobile: mobile(), firstName: 'Fine' }])).rejects.toMatchObject(
+      { code: 'NOT_FOUND' },
+    )
     expect(await kit.db.contact.count({ where: { accountId: s.account.id } })).toBe(0)
   })
 
-  it.runIf(target.name === 'postgresql')('retries when another transaction inserts a mobile it read as missing, keeping that row', async () => {
-    const { account } = await kit.seed().account()
-    const m = mobile()
-    const blocker = await schemaClient(kit.url)
-    try {
-      await blocker.query('BEGIN')
-      const blockerId = randomUUID()
-      await blocker.query(
-        `INSERT INTO "Contact" ("id", "accountId", "mobile", "firstName", "email", "firstNameKey", "familyNameKey", "searchText", "updatedAt")
+  it.runIf(target.name === 'postgresql')(
+    'retries when another transaction inserts a mobile it read as missing, keeping that row',
+    async () => {
+      const { account } = await kit.seed().account()
+      const m = mobile()
+      const blocker = await schemaClient(kit.url)
+      try {
+        await blocker.query('BEGIN')
+        const blockerId = randomUUID()
+        await blocker.query(
+          `INSERT INTO "Contact" ("id", "accountId", "mobile", "firstName", "email", "firstNameKey", "familyNameKey", "searchText", "updatedAt")
          VALUES ($1, $2, $3, 'Blocker', 'kept@example.com', 'blocker', '', 'blocker', now())`,
-        [blockerId, account.id, m],
-      )
-      const pid = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid
-      // The upsert reads the mobile as missing (uncommitted) and waits on the unique index.
-      const saving = upsert(account.id, [{ mobile: m, firstName: 'Racer' }])
-      const deadline = Date.now() + 15_000
-      for (;;) {
-        const { rows } = await blocker.query('SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid])
-        if (rows[0].n > 0) break
-        if (Date.now() > deadline) throw new Error('the upsert never waited on the blocker')
-        await new Promise((r) => setTimeout(r, 20))
+          [blockerId, account.id, m],
+        )
+        const pid = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid
+        // The upsert reads the mobile as missing (uncommitted) and waits on the unique index.
+        const saving = upsert(account.id, [{ mobile: m, firstName: 'Racer' }])
+        const deadline = Date.now() + 15_000
+        for (;;) {
+          const { rows } = await blocker.query('SELECT COUNT(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [
+            pid,
+          ])
+          if (rows[0].n > 0) break
+          if (Date.now() > deadline) throw new Error('the upsert never waited on the blocker')
+          await new Promise((r) => setTimeout(r, 20))
+        }
+        await blocker.query('COMMIT')
+        expect(await saving).toEqual([{ id: blockerId, created: false }])
+        expect(await row(account.id, m)).toMatchObject({
+          id: blockerId,
+          firstName: 'Racer',
+          email: 'kept@example.com',
+          searchText: `racer\n${m}\nkept@example.com`,
+        })
+      } finally {
+        await blocker.end()
       }
-      await blocker.query('COMMIT')
-      expect(await saving).toEqual([{ id: blockerId, created: false }])
-      expect(await row(account.id, m)).toMatchObject({ id: blockerId, firstName: 'Racer', email: 'kept@example.com', searchText: `racer\n${m}\nkept@example.com` })
-    } finally {
-      await blocker.end()
-    }
-  })
+    },
+  )
 })

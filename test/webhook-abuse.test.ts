@@ -100,7 +100,9 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       const attacker = await accountWithWebhook(`http://127.0.0.1:${(blackHole.address() as AddressInfo).port}/hooks`)
       for (let i = 0; i < 100; i++) await kit.gql(SEND, { input: { to: '+254712345678', message: `flood ${i}` } }, attacker.key)
       // Two instances on one database, each with the worker's dispatcher as shipped (10 s request timeout), ticking every second.
-      const dispatchers = [kit, ...(second ? [second] : [])].map((instance, i) => createDispatcher(instance.deps, { owner: `instance-${i}` }))
+      const dispatchers = [kit, ...(second ? [second] : [])].map((instance, i) =>
+        createDispatcher(instance.deps, { owner: `instance-${i}` }),
+      )
       const tick = () => Promise.all(dispatchers.map((d) => d.pump()))
       const ticker = setInterval(() => void tick(), 1000)
       try {
@@ -111,10 +113,14 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
         const sent = Date.now()
         for (let i = 0; i < 2; i++) await kit.gql(SEND, { input: { to: '+254712345679', message: `victim ${i}` } }, victim.key)
         await expect.poll(() => receiver.received.length, { timeout: 5000, interval: 50 }).toBe(2)
-        console.log(`the other account's 2 deliveries arrived ${Date.now() - sent} ms after sending, with ${sockets.size} connections held by the silent receiver`)
+        console.log(
+          `the other account's 2 deliveries arrived ${Date.now() - sent} ms after sending, with ${sockets.size} connections held by the silent receiver`,
+        )
         // The silent receiver never holds more than its endpoint's share, across the instances.
         expect(sockets.size).toBeLessThanOrEqual(PER_ENDPOINT)
-        expect(await kit.db.webhookDelivery.count({ where: { accountId: attacker.account.id, leaseUntil: { gte: clock.now() } } })).toBeLessThanOrEqual(PER_ENDPOINT)
+        expect(
+          await kit.db.webhookDelivery.count({ where: { accountId: attacker.account.id, leaseUntil: { gte: clock.now() } } }),
+        ).toBeLessThanOrEqual(PER_ENDPOINT)
         expect(dispatchers.map((d) => d.active).reduce((a, b) => a + b)).toBeLessThanOrEqual(PER_ENDPOINT)
       } finally {
         clearInterval(ticker)
@@ -132,7 +138,10 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
     afterAll(() => receiver.close())
     const dispatch = () => dispatchBatch(kit.deps, { owner: 'test', random: () => 0.5, timeoutMs: 2000 })
     const endpointOf = (accountId: string) =>
-      kit.db.webhookEndpoint.findUniqueOrThrow({ where: { accountId }, select: { failures: true, pausedUntil: true, disabledAt: true, disabledReason: true } })
+      kit.db.webhookEndpoint.findUniqueOrThrow({
+        where: { accountId },
+        select: { failures: true, pausedUntil: true, disabledAt: true, disabledReason: true },
+      })
 
     it('is paused after 5 failures in a row, longer with each further one; a 2xx makes it healthy again', async () => {
       receiver.respond(reply(500))
@@ -141,7 +150,12 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       await dispatch()
       // 4 at once (PER_ENDPOINT), then the other 2: 6 failures in a row.
       await dispatch()
-      expect(await endpointOf(s.account.id)).toEqual({ failures: 6, pausedUntil: new Date(clock.now().getTime() + 10_000), disabledAt: null, disabledReason: null })
+      expect(await endpointOf(s.account.id)).toEqual({
+        failures: 6,
+        pausedUntil: new Date(clock.now().getTime() + 10_000),
+        disabledAt: null,
+        disabledReason: null,
+      })
       // Paused: its due deliveries are not claimed until the pause ends.
       clock.advance(5_000)
       expect((await dispatch()).claimed).toBe(0)
@@ -159,7 +173,10 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       await dispatch()
       await kit.db.webhookEndpoint.update({ where: { accountId: s.account.id }, data: { pausedUntil: null } })
       clock.advance(5 * 24 * 60 * 60_000)
-      await kit.db.webhookDelivery.updateMany({ where: { accountId: s.account.id, state: 'pending' }, data: { nextAttemptAt: clock.now() } })
+      await kit.db.webhookDelivery.updateMany({
+        where: { accountId: s.account.id, state: 'pending' },
+        data: { nextAttemptAt: clock.now() },
+      })
       await dispatch()
       const endpoint = await endpointOf(s.account.id)
       expect(endpoint.disabledAt).toEqual(clock.now())

@@ -86,11 +86,7 @@ describe.each(targets)('webhooks on $name', (target) => {
     const ids = receiver.received.map((r) => r.headers['webhook-id'])
     expect(ids).toHaveLength(2)
     expect(ids[0]).toBe(ids[1])
-    const log = await kit.gql(
-      `{ webhookDeliveries { id state attempts attemptLog { attempt statusCode error } } }`,
-      {},
-      s.key,
-    )
+    const log = await kit.gql(`{ webhookDeliveries { id state attempts attemptLog { attempt statusCode error } } }`, {}, s.key)
     expect(log.webhookDeliveries).toEqual([
       {
         id: ids[0],
@@ -200,7 +196,19 @@ describe.each(targets)('webhooks on $name', (target) => {
     // be recorded, so a process killed now would send again only what is still in flight.
     const s = await accountWithWebhook()
     const message = await kit.db.message.create({
-      data: { accountId: s.account.id, mobile: '+254712345678', sender: 'X', text: 'x', encoding: 'GSM_7', pages: 1, costPerPage: 0n, creditsDeducted: 0n, gateway: 'sandbox', status: 'SENT', broadcastAt: clock.now() },
+      data: {
+        accountId: s.account.id,
+        mobile: '+254712345678',
+        sender: 'X',
+        text: 'x',
+        encoding: 'GSM_7',
+        pages: 1,
+        costPerPage: 0n,
+        creditsDeducted: 0n,
+        gateway: 'sandbox',
+        status: 'SENT',
+        broadcastAt: clock.now(),
+      },
     })
     const ids = Array.from({ length: 12 }, (_, i) => `msg_${'e'.repeat(28)}${String(i).padStart(4, '0')}`)
     await kit.db.webhookDelivery.createMany({
@@ -218,7 +226,11 @@ describe.each(targets)('webhooks on $name', (target) => {
     while ((await kit.db.webhookDelivery.count({ where: { id: { in: ids }, state: 'delivered' } })) < 11 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20))
     }
-    const midBatch = await kit.db.webhookDelivery.findMany({ where: { id: { in: ids } }, select: { id: true, state: true }, orderBy: { id: 'asc' } })
+    const midBatch = await kit.db.webhookDelivery.findMany({
+      where: { id: { in: ids } },
+      select: { id: true, state: true },
+      orderBy: { id: 'asc' },
+    })
     release()
     expect(await batch).toMatchObject({ claimed: 12, delivered: 12 })
     expect(midBatch.filter((d) => d.state === 'pending').map((d) => d.id)).toEqual([ids[0]])
@@ -302,11 +314,29 @@ describe.each(targets.filter((t) => t.name === 'postgresql'))('two dispatchers o
       const s = await kit.seed().account()
       await kit.db.webhookEndpoint.create({ data: { accountId: s.account.id, url: receiver.url, secret: 'whsec_AAAA' } })
       const message = await kit.db.message.create({
-        data: { accountId: s.account.id, mobile: '+254712345678', sender: 'X', text: 'x', encoding: 'GSM_7', pages: 1, costPerPage: 0n, creditsDeducted: 0n, gateway: 'sandbox', status: 'SENT', broadcastAt: clock.now() },
+        data: {
+          accountId: s.account.id,
+          mobile: '+254712345678',
+          sender: 'X',
+          text: 'x',
+          encoding: 'GSM_7',
+          pages: 1,
+          costPerPage: 0n,
+          creditsDeducted: 0n,
+          gateway: 'sandbox',
+          status: 'SENT',
+          broadcastAt: clock.now(),
+        },
       })
       const total = 300
       await kit.db.webhookDelivery.createMany({
-        data: Array.from({ length: total }, (_, i) => ({ id: `msg_${String(i).padStart(32, '0')}`, accountId: s.account.id, messageId: message.id, body: '{}', nextAttemptAt: clock.now() })),
+        data: Array.from({ length: total }, (_, i) => ({
+          id: `msg_${String(i).padStart(32, '0')}`,
+          accountId: s.account.id,
+          messageId: message.id,
+          body: '{}',
+          nextAttemptAt: clock.now(),
+        })),
       })
       const loop = async (deps: typeof kit.deps, owner: string) => {
         let delivered = 0

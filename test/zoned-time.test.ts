@@ -36,7 +36,11 @@ describe('weekly slot occurrences', () => {
   it('keeps local time across the spring-forward week (New York)', () => {
     const slot = { dayOfWeek: 0, startTime: '09:00', durationMinutes: 60 }
     const occ = slotOccurrences(slot, NY, new Date('2026-03-01T00:00:00Z'), new Date('2026-03-16T00:00:00Z'))
-    expect(occ.map((o) => o.start.toISOString())).toEqual(['2026-03-01T14:00:00.000Z', '2026-03-08T13:00:00.000Z', '2026-03-15T13:00:00.000Z'])
+    expect(occ.map((o) => o.start.toISOString())).toEqual([
+      '2026-03-01T14:00:00.000Z',
+      '2026-03-08T13:00:00.000Z',
+      '2026-03-15T13:00:00.000Z',
+    ])
   })
 
   it('keeps local time across the fall-back week (Berlin), with absolute durations', () => {

@@ -34,7 +34,18 @@ const TEXT_FIELDS: Record<string, string> = {
   wechat: 'wechat',
   youtube: 'youtube',
 }
-const CONTACT_COLUMNS = ['id', 'accountId', 'mobile', 'firstName', ...Object.values(TEXT_FIELDS), 'firstNameKey', 'familyNameKey', 'searchText', 'createdAt', 'updatedAt']
+const CONTACT_COLUMNS = [
+  'id',
+  'accountId',
+  'mobile',
+  'firstName',
+  ...Object.values(TEXT_FIELDS),
+  'firstNameKey',
+  'familyNameKey',
+  'searchText',
+  'createdAt',
+  'updatedAt',
+]
 const UPDATE_COLUMNS = CONTACT_COLUMNS.filter((c) => !['id', 'accountId', 'mobile', 'createdAt'].includes(c))
 
 type Row = Record<string, unknown> & { id: string; mobile: string }
@@ -59,7 +70,10 @@ interface Store {
 
 const q = (c: string) => `"${c}"`
 const upsertSql = (rows: number, param: (i: number) => string) => {
-  const values = Array.from({ length: rows }, (_, r) => `(${CONTACT_COLUMNS.map((_, c) => param(r * CONTACT_COLUMNS.length + c + 1)).join(', ')})`)
+  const values = Array.from(
+    { length: rows },
+    (_, r) => `(${CONTACT_COLUMNS.map((_, c) => param(r * CONTACT_COLUMNS.length + c + 1)).join(', ')})`,
+  )
   return (
     `INSERT INTO "Contact" (${CONTACT_COLUMNS.map(q).join(', ')}) VALUES ${values.join(', ')} ` +
     `ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${UPDATE_COLUMNS.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')} RETURNING "id", "mobile"`
@@ -69,7 +83,13 @@ const membershipSql = (rows: number, param: (i: number) => string) =>
   `INSERT INTO "Membership" ("groupId", "contactId", "createdAt") VALUES ${Array.from({ length: rows }, (_, r) => `(${param(r * 3 + 1)}, ${param(r * 3 + 2)}, ${param(r * 3 + 3)})`).join(', ')} ON CONFLICT DO NOTHING`
 
 /** Merges the sent fields over the stored row (sent fields win), as the service's upsert does. */
-function mergedRow(accountId: string, mobile: string, sent: Record<string, string | null>, existing: Row | undefined, now: string): unknown[] {
+function mergedRow(
+  accountId: string,
+  mobile: string,
+  sent: Record<string, string | null>,
+  existing: Row | undefined,
+  now: string,
+): unknown[] {
   const row: Record<string, unknown> = existing
     ? { ...existing, ...sent, updatedAt: now }
     : { id: randomUUID(), accountId, mobile, familyName: '', gender: '', ...sent, createdAt: now, updatedAt: now }
@@ -83,7 +103,9 @@ function sqliteStore(file: string): Store {
   const key = db.prepare(`SELECT "hash", "revokedAt", "accountId" FROM "ApiKey" WHERE "prefix" = ?`)
   const list = db.prepare(`SELECT ${PAGE_COLUMNS} FROM "Contact" WHERE "accountId" = ? ${ORDER} LIMIT ? OFFSET ?`)
   const count = db.prepare(`SELECT count(*) AS n FROM "Contact" WHERE "accountId" = ?`)
-  const searchList = db.prepare(`SELECT ${PAGE_COLUMNS} FROM "Contact" WHERE "accountId" = ? AND "searchText" LIKE ? ${ORDER} LIMIT ? OFFSET ?`)
+  const searchList = db.prepare(
+    `SELECT ${PAGE_COLUMNS} FROM "Contact" WHERE "accountId" = ? AND "searchText" LIKE ? ${ORDER} LIMIT ? OFFSET ?`,
+  )
   const searchCount = db.prepare(`SELECT count(*) AS n FROM "Contact" WHERE "accountId" = ? AND "searchText" LIKE ?`)
   const group = db.prepare(`SELECT 1 FROM "Group" WHERE "id" = ? AND "accountId" = ?`)
   const prepared = new Map<string, Database.Statement>()
@@ -95,7 +117,10 @@ function sqliteStore(file: string): Store {
     const mobiles = [...contacts.keys()]
     for (let i = 0; i < mobiles.length; i += CHUNK) {
       const chunk = mobiles.slice(i, i + CHUNK)
-      const existing = statement(`SELECT * FROM "Contact" WHERE "accountId" = ? AND "mobile" IN (${chunk.map(() => '?').join(', ')})`).all(accountId, ...chunk) as Row[]
+      const existing = statement(`SELECT * FROM "Contact" WHERE "accountId" = ? AND "mobile" IN (${chunk.map(() => '?').join(', ')})`).all(
+        accountId,
+        ...chunk,
+      ) as Row[]
       const byMobile = new Map(existing.map((r) => [r.mobile, r]))
       const values = chunk.flatMap((m) => mergedRow(accountId, m, contacts.get(m)!, byMobile.get(m), now))
       const written = statement(upsertSql(chunk.length, () => '?')).all(...values) as { id: string }[]
@@ -108,7 +133,10 @@ function sqliteStore(file: string): Store {
     async page(accountId, search, limit, offset) {
       if (!search) return { total: (count.get(accountId) as { n: number }).n, rows: list.all(accountId, limit, offset) as PageRow[] }
       const like = `%${search}%`
-      return { total: (searchCount.get(accountId, like) as { n: number }).n, rows: searchList.all(accountId, like, limit, offset) as PageRow[] }
+      return {
+        total: (searchCount.get(accountId, like) as { n: number }).n,
+        rows: searchList.all(accountId, like, limit, offset) as PageRow[],
+      }
     },
     addContacts: async (accountId, groupId, contacts) => add.immediate(accountId, groupId, contacts),
   }
@@ -120,7 +148,11 @@ function postgresStore(connectionString: string, schema: string): Store {
   const $ = (i: number) => `$${i}`
   return {
     async keyOf(prefix) {
-      const { rows } = await pool.query({ name: 'key', text: `SELECT "hash", "revokedAt", "accountId" FROM "ApiKey" WHERE "prefix" = $1`, values: [prefix] })
+      const { rows } = await pool.query({
+        name: 'key',
+        text: `SELECT "hash", "revokedAt", "accountId" FROM "ApiKey" WHERE "prefix" = $1`,
+        values: [prefix],
+      })
       return rows[0]
     },
     async page(accountId, search, limit, offset) {
@@ -129,7 +161,11 @@ function postgresStore(connectionString: string, schema: string): Store {
       const n = args.length
       const [total, list] = await Promise.all([
         pool.query({ name: `count${n}`, text: `SELECT count(*)::int AS n FROM "Contact" WHERE ${where}`, values: args }),
-        pool.query({ name: `list${n}`, text: `SELECT ${PAGE_COLUMNS} FROM "Contact" WHERE ${where} ${ORDER} LIMIT $${n + 1} OFFSET $${n + 2}`, values: [...args, limit, offset] }),
+        pool.query({
+          name: `list${n}`,
+          text: `SELECT ${PAGE_COLUMNS} FROM "Contact" WHERE ${where} ${ORDER} LIMIT $${n + 1} OFFSET $${n + 2}`,
+          values: [...args, limit, offset],
+        }),
       ])
       return { total: total.rows[0].n, rows: list.rows }
     },
@@ -147,11 +183,17 @@ function postgresStore(connectionString: string, schema: string): Store {
         const mobiles = [...contacts.keys()]
         for (let i = 0; i < mobiles.length; i += CHUNK) {
           const chunk = mobiles.slice(i, i + CHUNK)
-          const existing = await client.query<Row>(`SELECT * FROM "Contact" WHERE "accountId" = $1 AND "mobile" = ANY($2)`, [accountId, chunk])
+          const existing = await client.query<Row>(`SELECT * FROM "Contact" WHERE "accountId" = $1 AND "mobile" = ANY($2)`, [
+            accountId,
+            chunk,
+          ])
           const byMobile = new Map(existing.rows.map((r) => [r.mobile, r]))
           const values = chunk.flatMap((m) => mergedRow(accountId, m, contacts.get(m)!, byMobile.get(m), now))
           const written = await client.query<{ id: string }>(upsertSql(chunk.length, $), values)
-          await client.query(membershipSql(written.rows.length, $), written.rows.flatMap((w) => [groupId, w.id, now]))
+          await client.query(
+            membershipSql(written.rows.length, $),
+            written.rows.flatMap((w) => [groupId, w.id, now]),
+          )
         }
         await client.query('COMMIT')
         return true
@@ -230,7 +272,8 @@ async function addContacts(store: Store, accountId: string, groupId: string, req
   for (const [i, item] of (body.contacts as Record<string, unknown>[]).entries()) {
     const mobile = typeof item?.mobile === 'string' || typeof item?.mobile === 'number' ? normalizeMobile(String(item.mobile), 'KE') : null
     if (!mobile) return invalid(res, `contacts[${i}].mobile`, 'mobile is not a valid mobile number')
-    if (typeof item.first_name !== 'string' || !item.first_name.trim()) return invalid(res, `contacts[${i}].first_name`, 'first_name is required')
+    if (typeof item.first_name !== 'string' || !item.first_name.trim())
+      return invalid(res, `contacts[${i}].first_name`, 'first_name is required')
     const fields: Record<string, string | null> = { firstName: item.first_name.trim() }
     for (const [legacy, column] of Object.entries(TEXT_FIELDS)) {
       const value = item[legacy]

@@ -89,7 +89,10 @@ export async function startChild(
 export function serviceCommand(root: string): { args: string[]; env: Record<string, string> } {
   const start: string = JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts.start
   const match = /^node (\S+(?: \S+)*) && ((?:[A-Z_]+=\S+ )*)exec node ((?:\S+ )*)dist\/server\.js$/.exec(start)
-  if (!match) throw new Error(`package.json's start script is no longer "node <build> && [NAME=value ...] exec node <flags> dist/server.js": ${start}`)
+  if (!match)
+    throw new Error(
+      `package.json's start script is no longer "node <build> && [NAME=value ...] exec node <flags> dist/server.js": ${start}`,
+    )
   execFileSync(process.execPath, match[1]!.split(' '), { cwd: root, stdio: 'inherit' })
   const env: Record<string, string> = {}
   for (const assignment of match[2]!.split(' ').filter(Boolean)) {

@@ -7,7 +7,28 @@ import pg from 'pg'
 import { parseDatabaseUrl } from '../../src/db/connection-url.js'
 import { contactKeys } from '../../src/messaging/contacts.js'
 
-const FIRST = ['Amina', 'Brian', 'Chebet', 'David', 'Esther', 'Faith', 'George', 'Halima', 'Ian', 'Joy', 'Kevin', 'Lilian', 'Moses', 'Njeri', 'Otieno', 'Purity', 'Rose', 'Samuel', 'Tabitha', 'Wanjiru']
+const FIRST = [
+  'Amina',
+  'Brian',
+  'Chebet',
+  'David',
+  'Esther',
+  'Faith',
+  'George',
+  'Halima',
+  'Ian',
+  'Joy',
+  'Kevin',
+  'Lilian',
+  'Moses',
+  'Njeri',
+  'Otieno',
+  'Purity',
+  'Rose',
+  'Samuel',
+  'Tabitha',
+  'Wanjiru',
+]
 const FAMILY = ['Achieng', 'Barasa', 'Cheruiyot', 'Dube', 'Kamau', 'Kariuki', 'Mwangi', 'Njoroge', 'Odhiambo', 'Wafula', 'Wekesa', 'Zuma']
 /** The search term of the 100k test: in the family name of 1 contact in 100, nowhere else. */
 export const RARE = 'qzxv'
@@ -73,7 +94,12 @@ export function nowPlayingChannel(now: Date) {
 }
 
 /** Rows of one table matching a column, read directly (sanity checks after add-contacts). */
-export async function countRows(url: string, table: 'Contact' | 'Membership', column: 'accountId' | 'groupId', value: string): Promise<number> {
+export async function countRows(
+  url: string,
+  table: 'Contact' | 'Membership',
+  column: 'accountId' | 'groupId',
+  value: string,
+): Promise<number> {
   const target = parseDatabaseUrl(url)
   const sql = `SELECT count(*) AS n FROM "${table}" WHERE "${column}" = `
   if (target.kind === 'sqlite') {

@@ -16,7 +16,9 @@ export type OpenApiDocument = {
 }
 
 /** A response, or a `$ref` to one in `components.responses`. */
-export type ResponseObject = { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown; example?: unknown }> } | { $ref: string }
+export type ResponseObject =
+  | { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown; example?: unknown }> }
+  | { $ref: string }
 
 export type Operation = {
   operationId: string
@@ -87,18 +89,35 @@ function operationOf(route: RestRoute): Operation {
   const pathParams = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!)
   const documented = Object.keys(doc.params)
   if (pathParams.join() !== documented.join()) {
-    throw new Error(`OpenAPI for ${name}: path parameters are ${pathParams.join(', ') || 'none'}, documented ${documented.join(', ') || 'none'}`)
+    throw new Error(
+      `OpenAPI for ${name}: path parameters are ${pathParams.join(', ') || 'none'}, documented ${documented.join(', ') || 'none'}`,
+    )
   }
   const parameters = [
-    ...Object.entries(doc.params).map(([n, p]) => ({ name: n, in: 'path', required: true, description: p.description, schema: p.schema, ...example(p.example) })),
-    ...Object.entries(doc.query ?? {}).map(([n, p]) => ({ name: n, in: 'query', required: false, description: p.description, schema: p.schema, ...example(p.example) })),
+    ...Object.entries(doc.params).map(([n, p]) => ({
+      name: n,
+      in: 'path',
+      required: true,
+      description: p.description,
+      schema: p.schema,
+      ...example(p.example),
+    })),
+    ...Object.entries(doc.query ?? {}).map(([n, p]) => ({
+      name: n,
+      in: 'query',
+      required: false,
+      description: p.description,
+      schema: p.schema,
+      ...example(p.example),
+    })),
     ...(route.api === 'messaging' && route.method === 'POST'
       ? [
           {
             name: 'Idempotency-Key',
             in: 'header',
             required: false,
-            description: 'Up to 255 printable ASCII characters. A repeat within 24 h gets the first answer again (Idempotency-Replayed: true).',
+            description:
+              'Up to 255 printable ASCII characters. A repeat within 24 h gets the first answer again (Idempotency-Replayed: true).',
             schema: { type: 'string', minLength: 1, maxLength: 255 },
           },
         ]
@@ -115,7 +134,8 @@ function operationOf(route: RestRoute): Operation {
     },
   }
   if (route.etag) responses[304] = { description: 'Not modified: the If-None-Match ETag still matches.' }
-  for (const status of errorStatusesOf(route)) responses[status] = { $ref: `#/components/responses/${errorResponseName(route.api, status)}` }
+  for (const status of errorStatusesOf(route))
+    responses[status] = { $ref: `#/components/responses/${errorResponseName(route.api, status)}` }
   return {
     operationId: doc.operationId,
     tags: [doc.tag],
@@ -123,7 +143,12 @@ function operationOf(route: RestRoute): Operation {
     ...(doc.description ? { description: doc.description } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(doc.requestBody
-      ? { requestBody: { required: true, content: { 'application/json': { schema: doc.requestBody.schema, example: doc.requestBody.example } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: doc.requestBody.schema, example: doc.requestBody.example } },
+          },
+        }
       : {}),
     responses,
     // Channel routes are public: an empty list overrides nothing but says so explicitly.

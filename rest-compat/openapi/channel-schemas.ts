@@ -43,7 +43,11 @@ export const channelSchemas: Record<string, JsonSchema> = {
     status: oneOf(['pending', 'live', 'completed', 'cancelled']),
     video: object({ name: string(), description: string(), thumbnail: nullable(string()) }),
   }),
-  Schedule: object({ channel_name: string(), schedule_count: integer(undefined, { minimum: 0 }), schedule: array(ref('ScheduledBroadcast')) }),
+  Schedule: object({
+    channel_name: string(),
+    schedule_count: integer(undefined, { minimum: 0 }),
+    schedule: array(ref('ScheduledBroadcast')),
+  }),
   Catchup: object({
     id: integer(),
     title: string(),
@@ -51,7 +55,13 @@ export const channelSchemas: Record<string, JsonSchema> = {
     start_time: utc('Air start.'),
     end_time: utc('Air end.'),
     duration: integer('Seconds.'),
-    video: object({ id: integer(), name: string(), thumbnail: nullable(string()), hls_url: nullable(string('HLS playback link.')), resolution: nullable(string()) }),
+    video: object({
+      id: integer(),
+      name: string(),
+      thumbnail: nullable(string()),
+      hls_url: nullable(string('HLS playback link.')),
+      resolution: nullable(string()),
+    }),
   }),
   Catchups: object({
     channel_name: string(),
@@ -84,13 +94,19 @@ export const channelSchemas: Record<string, JsonSchema> = {
     },
     { optional: ['episodes_count'] },
   ),
-  Programs: object({ channel_name: string(), programs: array(ref('Program'), 'Active and paused programs, by name.'), meta: ref('ChannelPageMeta') }),
+  Programs: object({
+    channel_name: string(),
+    programs: array(ref('Program'), 'Active and paused programs, by name.'),
+    meta: ref('ChannelPageMeta'),
+  }),
   ChannelPageMeta: pageMeta,
   OnAir: object(
     {
       channel_name: string(),
       program: nullable(object({ id: integer(), name: string(), type: oneOf(['live', 'on_demand']), status: oneOf(['active', 'paused']) })),
-      episode: nullable(object({ id: integer(), episode_number: integer(), name: string(), type: oneOf(EPISODE_TYPE), status: oneOf(EPISODE_STATUS) })),
+      episode: nullable(
+        object({ id: integer(), episode_number: integer(), name: string(), type: oneOf(EPISODE_TYPE), status: oneOf(EPISODE_STATUS) }),
+      ),
       status: oneOf(['on_air', 'off_air']),
       started_at: nullable(withOffset('Slot start.')),
       ends_at: nullable(withOffset('Slot end.')),
@@ -108,12 +124,19 @@ export const channelSchemas: Record<string, JsonSchema> = {
     start_time: string('Local HH:MM.', HH_MM),
     duration_minutes: integer(),
     episode_type: oneOf(EPISODE_TYPE),
-    state: oneOf(['upcoming', 'pre_show', 'on_air', 'ended', 'missed', 'cancelled'], 'pre_show: starts within 15 minutes; missed: a live episode that never received a feed.'),
+    state: oneOf(
+      ['upcoming', 'pre_show', 'on_air', 'ended', 'missed', 'cancelled'],
+      'pre_show: starts within 15 minutes; missed: a live episode that never received a feed.',
+    ),
     went_live_at: nullable(withOffset('When a live feed first arrived.')),
     banner_url: nullable(string("The episode's banner, else the program's, else the channel's show banner.")),
   }),
   NextAiring: object({ channel_name: string(), next: nullable(ref('Airing')) }),
-  Upcoming: object({ channel_name: string(), upcoming: array(ref('Airing'), 'Soonest first; an airing on air now is at the top.'), count: integer(undefined, { minimum: 0 }) }),
+  Upcoming: object({
+    channel_name: string(),
+    upcoming: array(ref('Airing'), 'Soonest first; an airing on air now is at the top.'),
+    count: integer(undefined, { minimum: 0 }),
+  }),
   Episode: object({
     id: integer(),
     episode_number: integer(),
@@ -124,8 +147,14 @@ export const channelSchemas: Record<string, JsonSchema> = {
     type: oneOf(EPISODE_TYPE),
     status: oneOf(EPISODE_STATUS),
     available_on_demand: boolean(),
-    on_demand: nullable(object({ id: integer(), duration: nullable(integer('Seconds.')), hls_url: nullable(string()), thumbnail_url: nullable(string()) })),
+    on_demand: nullable(
+      object({ id: integer(), duration: nullable(integer('Seconds.')), hls_url: nullable(string()), thumbnail_url: nullable(string()) }),
+    ),
     broadcasts: array(ref('Airing')),
   }),
-  Episodes: object({ program: object({ id: integer(), name: string() }), episodes: array(ref('Episode'), 'Highest episode number first.'), meta: ref('ChannelPageMeta') }),
+  Episodes: object({
+    program: object({ id: integer(), name: string() }),
+    episodes: array(ref('Episode'), 'Highest episode number first.'),
+    meta: ref('ChannelPageMeta'),
+  }),
 }

@@ -21,7 +21,10 @@ export const errorSchemas: Record<string, JsonSchema> = {
         'INTERNAL',
         'SERVICE_UNAVAILABLE',
       ]),
-      details: array(object({ field: string('The legacy field name, e.g. contacts[3].mobile.'), message: string() }), 'Validation errors only: one entry per bad field.'),
+      details: array(
+        object({ field: string('The legacy field name, e.g. contacts[3].mobile.'), message: string() }),
+        'Validation errors only: one entry per bad field.',
+      ),
     },
     { optional: ['details'] },
   ),
@@ -36,25 +39,49 @@ interface ErrorDoc {
 }
 
 const messagingErrors: Record<number, ErrorDoc> = {
-  400: { description: 'BAD_REQUEST: the body is not valid JSON, or not the expected JSON type.', example: { error: 'The body is not valid JSON', code: 'BAD_REQUEST' } },
+  400: {
+    description: 'BAD_REQUEST: the body is not valid JSON, or not the expected JSON type.',
+    example: { error: 'The body is not valid JSON', code: 'BAD_REQUEST' },
+  },
   401: {
     description: 'UNAUTHENTICATED: the Authorization header is missing or malformed, or the key is unknown or revoked.',
     example: { error: 'A valid API key is required', code: 'UNAUTHENTICATED' },
     headers: ['WWW-Authenticate'],
   },
-  404: { description: "NOT_FOUND: unknown path, or an unknown reference (another account's answers the same).", example: { error: 'Group not found', code: 'NOT_FOUND' } },
-  405: { description: 'METHOD_NOT_ALLOWED: the path exists with other methods.', example: { error: 'PUT is not allowed on /contact/group/x', code: 'METHOD_NOT_ALLOWED' }, headers: ['Allow'] },
+  404: {
+    description: "NOT_FOUND: unknown path, or an unknown reference (another account's answers the same).",
+    example: { error: 'Group not found', code: 'NOT_FOUND' },
+  },
+  405: {
+    description: 'METHOD_NOT_ALLOWED: the path exists with other methods.',
+    example: { error: 'PUT is not allowed on /contact/group/x', code: 'METHOD_NOT_ALLOWED' },
+    headers: ['Allow'],
+  },
   409: {
     description: 'CONFLICT: a rename or code change would collide, or a request with the same Idempotency-Key is still running.',
     example: { error: 'A group with that name exists', code: 'CONFLICT' },
   },
-  413: { description: 'PAYLOAD_TOO_LARGE: the body is over BODY_LIMIT_BYTES (default 5 MiB).', example: { error: 'The body is larger than 5242880 bytes', code: 'PAYLOAD_TOO_LARGE' } },
-  415: { description: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json.', example: { error: 'The body must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' } },
+  413: {
+    description: 'PAYLOAD_TOO_LARGE: the body is over BODY_LIMIT_BYTES (default 5 MiB).',
+    example: { error: 'The body is larger than 5242880 bytes', code: 'PAYLOAD_TOO_LARGE' },
+  },
+  415: {
+    description: 'UNSUPPORTED_MEDIA_TYPE: the body is not application/json.',
+    example: { error: 'The body must be application/json', code: 'UNSUPPORTED_MEDIA_TYPE' },
+  },
   422: {
     description: 'VALIDATION_FAILED (well-formed input that breaks a rule; `details` names each field) or IDEMPOTENCY_KEY_REUSED.',
-    example: { error: 'mobile is not a valid mobile number', code: 'VALIDATION_FAILED', details: [{ field: 'mobile', message: 'mobile is not a valid mobile number' }] },
+    example: {
+      error: 'mobile is not a valid mobile number',
+      code: 'VALIDATION_FAILED',
+      details: [{ field: 'mobile', message: 'mobile is not a valid mobile number' }],
+    },
   },
-  429: { description: 'RATE_LIMITED: too many requests for this API key.', example: { error: 'Too many requests for this API key', code: 'RATE_LIMITED' }, headers: ['Retry-After'] },
+  429: {
+    description: 'RATE_LIMITED: too many requests for this API key.',
+    example: { error: 'Too many requests for this API key', code: 'RATE_LIMITED' },
+    headers: ['Retry-After'],
+  },
   500: {
     description: 'INTERNAL: anything unexpected. The message is generic; the request id is in X-Request-Id.',
     example: { error: 'Internal server error (request id 6b1f…)', code: 'INTERNAL' },
@@ -69,9 +96,17 @@ const messagingErrors: Record<number, ErrorDoc> = {
 const channelErrors: Record<number, ErrorDoc> = {
   400: { description: 'A query or path parameter that cannot be read.', example: { error: 'limit must be a whole number from 1' } },
   404: { description: 'The channel or program does not exist.', example: { error: 'Channel not found' } },
-  405: { description: 'Every channel path is GET (and HEAD, OPTIONS) only.', example: { error: 'POST is not allowed on /channels/x/status' }, headers: ['Allow'] },
+  405: {
+    description: 'Every channel path is GET (and HEAD, OPTIONS) only.',
+    example: { error: 'POST is not allowed on /channels/x/status' },
+    headers: ['Allow'],
+  },
   500: { description: 'Anything unexpected; the request id is in X-Request-Id.', example: { error: 'Internal server error' } },
-  503: { description: 'The database is unreachable or timed out, or the instance is shutting down.', example: { error: 'The database is unavailable; try again shortly' }, headers: ['Retry-After'] },
+  503: {
+    description: 'The database is unreachable or timed out, or the instance is shutting down.',
+    example: { error: 'The database is unavailable; try again shortly' },
+    headers: ['Retry-After'],
+  },
 }
 
 /** The error statuses a route can answer: those of its API, those its body brings, and its own. */
@@ -106,10 +141,16 @@ export function errorResponses(): Record<string, unknown> {
 }
 
 export const responseHeaders = {
-  'X-Request-Id': { description: 'The request id (the one sent in X-Request-Id, or a new uuid); it is logged with the request.', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: 'The request id (the one sent in X-Request-Id, or a new uuid); it is logged with the request.',
+    schema: { type: 'string' },
+  },
   'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string' } },
   Allow: { description: 'The methods the path accepts.', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'string' } },
   ETag: { description: 'Validator of the answer; send it back in If-None-Match for a 304.', schema: { type: 'string' } },
-  'Cache-Control': { description: 'Now playing: `public, max-age=<seconds until estimated_end_at, at least 1>`; 60 for a live broadcast or an unknown end.', schema: { type: 'string' } },
+  'Cache-Control': {
+    description: 'Now playing: `public, max-age=<seconds until estimated_end_at, at least 1>`; 60 for a live broadcast or an unknown end.',
+    schema: { type: 'string' },
+  },
 }

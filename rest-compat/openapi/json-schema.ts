@@ -7,11 +7,22 @@ export type JsonSchema = { [keyword: string]: unknown }
 /** A reference to a schema in `components.schemas`. */
 export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` })
 
-export const string = (description?: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...(description ? { description } : {}), ...extra })
-export const integer = (description?: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'integer', ...(description ? { description } : {}), ...extra })
+export const string = (description?: string, extra: JsonSchema = {}): JsonSchema => ({
+  type: 'string',
+  ...(description ? { description } : {}),
+  ...extra,
+})
+export const integer = (description?: string, extra: JsonSchema = {}): JsonSchema => ({
+  type: 'integer',
+  ...(description ? { description } : {}),
+  ...extra,
+})
 export const boolean = (description?: string): JsonSchema => ({ type: 'boolean', ...(description ? { description } : {}) })
 export const uuid = (description?: string): JsonSchema => string(description, { format: 'uuid' })
-export const oneOf = (values: readonly (string | number)[], description?: string): JsonSchema => ({ enum: [...values], ...(description ? { description } : {}) })
+export const oneOf = (values: readonly (string | number)[], description?: string): JsonSchema => ({
+  enum: [...values],
+  ...(description ? { description } : {}),
+})
 
 /** `schema` or null. */
 export function nullable(schema: JsonSchema): JsonSchema {
@@ -20,7 +31,11 @@ export function nullable(schema: JsonSchema): JsonSchema {
   return { anyOf: [schema, { type: 'null' }] }
 }
 
-export const array = (items: JsonSchema, description?: string): JsonSchema => ({ type: 'array', items, ...(description ? { description } : {}) })
+export const array = (items: JsonSchema, description?: string): JsonSchema => ({
+  type: 'array',
+  items,
+  ...(description ? { description } : {}),
+})
 
 /**
  * A closed object. Every property is required unless named in `optional`: the legacy shapes always

@@ -15,7 +15,10 @@ const groupFields = {
 }
 
 const contactFields = {
-  mobile: { ...string('Mobile number; identifies the contact. Written without a country code it is read in DEFAULT_COUNTRY.'), type: ['string', 'integer'] },
+  mobile: {
+    ...string('Mobile number; identifies the contact. Written without a country code it is read in DEFAULT_COUNTRY.'),
+    type: ['string', 'integer'],
+  },
   first_name: string('Given name. At most 100 characters.'),
   email: nullable(string('At most 254 characters.')),
   family_name: nullable(string()),
@@ -31,7 +34,10 @@ const contactFields = {
   groupme: nullable(string()),
   wechat: nullable(string()),
   youtube: nullable(string()),
-  groups: array(uuid(), 'Group uuids to enlist the contact on; an unknown uuid is a 422 and nothing is saved. Saving never removes the contact from other groups.'),
+  groups: array(
+    uuid(),
+    'Group uuids to enlist the contact on; an unknown uuid is a 422 and nothing is saved. Saving never removes the contact from other groups.',
+  ),
 }
 
 /** Request bodies are open: unknown fields are ignored (except on group update, which the route says). */
@@ -50,7 +56,11 @@ export const messagingSchemas: Record<string, JsonSchema> = {
     properties: groupFields,
     additionalProperties: false,
   },
-  ContactInput: openBody(contactFields, ['mobile', 'first_name'], 'The contact fields. `mobile` and `first_name` are required. Saving an existing mobile overwrites the given fields.'),
+  ContactInput: openBody(
+    contactFields,
+    ['mobile', 'first_name'],
+    'The contact fields. `mobile` and `first_name` are required. Saving an existing mobile overwrites the given fields.',
+  ),
   Reference: object({
     reference: uuid('The uuid of the group or contact.'),
     new: boolean('true when it was created, false when it existed.'),

@@ -11,7 +11,10 @@ export const smsSchemas: Record<string, JsonSchema> = {
       id: uuid('Same as reference.'),
       mobile: string('Recipient, E.164.'),
       sender: string(),
-      status: oneOf(['DELIVRD', 'UNDELIV', 'EXPIRED', 'REJECTD', 'UNKNOWN', 'PENDING', 'FAILED', 'NOCREDT', 'DND', 'SENT'], 'Delivery status code.'),
+      status: oneOf(
+        ['DELIVRD', 'UNDELIV', 'EXPIRED', 'REJECTD', 'UNKNOWN', 'PENDING', 'FAILED', 'NOCREDT', 'DND', 'SENT'],
+        'Delivery status code.',
+      ),
       broadcastTime: string(REPORT_TIME, { pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} (AM|PM)$' }),
       pages: integer('Pages the message occupied.', { minimum: 1 }),
       costPerPage: string('Exact decimal.', DECIMAL),

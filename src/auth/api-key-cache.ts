@@ -44,7 +44,14 @@ export interface ApiKeyCacheOptions {
  * Failed lookups are never cached: a key created a moment ago works on its first request, and a
  * guessing client still pays a database round trip per guess (and the rate limit) for a 256-bit key.
  */
-export function createApiKeyCache({ db, events, ttlMs, maxEntries = 10_000, revocations, now = () => performance.now() }: ApiKeyCacheOptions): ApiKeyCache {
+export function createApiKeyCache({
+  db,
+  events,
+  ttlMs,
+  maxEntries = 10_000,
+  revocations,
+  now = () => performance.now(),
+}: ApiKeyCacheOptions): ApiKeyCache {
   const entries = new Map<string, Entry>()
   const byPrefix = new Map<string, string>()
   let invalidations = 0

@@ -34,7 +34,11 @@ export function foldLine(line: string): string {
   return out.join('\r\n ')
 }
 
-const utcStamp = (at: Date) => at.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')
+const utcStamp = (at: Date) =>
+  at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z')
 const localStamp = (p: { year: number; month: number; day: number; hour: number; minute: number; second: number }) =>
   `${pad(p.year, 4)}${pad(p.month)}${pad(p.day)}T${pad(p.hour)}${pad(p.minute)}${pad(p.second)}`
 const offsetText = (minutes: number) => `${minutes < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(minutes) / 60))}${pad(Math.abs(minutes) % 60)}`
@@ -42,7 +46,14 @@ const offsetText = (minutes: number) => `${minutes < 0 ? '-' : '+'}${pad(Math.fl
 /** The wall time of `at` read with a given offset (for an observance's DTSTART, in its TZOFFSETFROM). */
 function wallAt(at: number, offset: number) {
   const d = new Date(at + offset * 60_000)
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() }
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  }
 }
 
 /** Offset changes of the zone in [from, to): found hour by hour, then to the quarter hour. */
@@ -62,7 +73,8 @@ export function offsetTransitions(timeZone: string, from: Date, to: Date): { at:
 }
 
 const shortName = (at: number, timeZone: string) =>
-  new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'short' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ?? 'LMT'
+  new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'short' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value ??
+  'LMT'
 
 /** Daylight when the offset is above the lower of January's and July's that year. */
 function isDaylight(at: number, offset: number, timeZone: string) {
@@ -79,7 +91,14 @@ export function vtimezone(timeZone: string, from: Date, to: Date): string[] {
   const initial = offsetMinutes(start, timeZone)
   const observance = (at: number, fromOffset: number, toOffset: number, dtstart: string) => {
     const kind = isDaylight(at, toOffset, timeZone) ? 'DAYLIGHT' : 'STANDARD'
-    return [`BEGIN:${kind}`, `DTSTART:${dtstart}`, `TZOFFSETFROM:${offsetText(fromOffset)}`, `TZOFFSETTO:${offsetText(toOffset)}`, `TZNAME:${escapeText(shortName(at, timeZone))}`, `END:${kind}`]
+    return [
+      `BEGIN:${kind}`,
+      `DTSTART:${dtstart}`,
+      `TZOFFSETFROM:${offsetText(fromOffset)}`,
+      `TZOFFSETTO:${offsetText(toOffset)}`,
+      `TZNAME:${escapeText(shortName(at, timeZone))}`,
+      `END:${kind}`,
+    ]
   }
   return [
     'BEGIN:VTIMEZONE',

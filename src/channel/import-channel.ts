@@ -10,7 +10,9 @@ export function parseChannelImport(input: unknown): ChannelImport {
     // Bounded before it is parsed: the size is the first of the import's bounds (IMPORT_LIMITS).
     const bytes = Buffer.byteLength(input)
     if (bytes > IMPORT_LIMITS.documentBytes) {
-      throw validationError([{ field: '(document)', message: `the document is ${bytes} bytes; at most ${IMPORT_LIMITS.documentBytes} bytes are allowed` }])
+      throw validationError([
+        { field: '(document)', message: `the document is ${bytes} bytes; at most ${IMPORT_LIMITS.documentBytes} bytes are allowed` },
+      ])
     }
     try {
       value = JSON.parse(input)
@@ -41,14 +43,16 @@ export async function importChannel(deps: Pick<Deps, 'db'>, input: unknown, oper
     return await writeChannel(deps, doc, operatorAccountId)
   } catch (error) {
     // A concurrent import took the channel or a program slug after the checks.
-    if (isUniqueViolation(error)) throw new AppError('CONFLICT', 'A channel or program slug of the document is already used by another channel')
+    if (isUniqueViolation(error))
+      throw new AppError('CONFLICT', 'A channel or program slug of the document is already used by another channel')
     throw error
   }
 }
 
 /** Rows or ids per statement: far under both databases' parameter limits, whatever the bounds. */
 const CHUNK = 500
-const chunksOf = <T>(list: T[]): T[][] => Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => list.slice(i * CHUNK, (i + 1) * CHUNK))
+const chunksOf = <T>(list: T[]): T[][] =>
+  Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => list.slice(i * CHUNK, (i + 1) * CHUNK))
 const sameFields = (row: Record<string, unknown>, fields: Record<string, unknown>) =>
   Object.entries(fields).every(([k, v]) => {
     const have = row[k]
@@ -110,12 +114,16 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       }
       for (const part of chunksOf(newVideos)) await tx.video.createMany({ data: part })
       const videoIds = new Map(
-        newVideos.length ? (await tx.video.findMany({ where: { channelId: channel.id }, select: { id: true, ref: true } })).map((v) => [v.ref, v.id]) : [...oldVideos].map(([ref, v]) => [ref, v.id]),
+        newVideos.length
+          ? (await tx.video.findMany({ where: { channelId: channel.id }, select: { id: true, ref: true } })).map((v) => [v.ref, v.id])
+          : [...oldVideos].map(([ref, v]) => [ref, v.id]),
       )
 
       // Programs, by slug (unique across channels).
       const slugs = doc.programs.map((p) => p.slug)
-      const taken = slugs.length ? await tx.program.findFirst({ where: { slug: { in: slugs }, channelId: { not: channel.id } }, select: { slug: true } }) : null
+      const taken = slugs.length
+        ? await tx.program.findFirst({ where: { slug: { in: slugs }, channelId: { not: channel.id } }, select: { slug: true } })
+        : null
       if (taken) throw new AppError('CONFLICT', `program slug ${taken.slug} belongs to another channel`)
       const oldPrograms = await tx.program.findMany({ where: { channelId: channel.id } })
       const programBySlug = new Map(oldPrograms.map((p) => [p.slug, p]))
@@ -136,7 +144,10 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       }
       if (newPrograms.length) await tx.program.createMany({ data: newPrograms })
       const programIds = new Map(
-        (newPrograms.length ? await tx.program.findMany({ where: { channelId: channel.id }, select: { id: true, slug: true } }) : oldPrograms).map((p) => [p.slug, p.id]),
+        (newPrograms.length
+          ? await tx.program.findMany({ where: { channelId: channel.id }, select: { id: true, slug: true } })
+          : oldPrograms
+        ).map((p) => [p.slug, p.id]),
       )
       const keptPrograms = new Set(slugs.map((slug) => programIds.get(slug)!))
       await deleteIds(
@@ -146,7 +157,12 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       const docProgramIds = [...keptPrograms]
       await deleteIds(docProgramIds, (ids) => tx.weeklySlot.deleteMany({ where: { programId: { in: ids } } }))
       const slots = doc.programs.flatMap((p) =>
-        p.slots.map((s) => ({ programId: programIds.get(p.slug)!, dayOfWeek: s.day_of_week, startTime: s.start_time, durationMinutes: s.duration_minutes })),
+        p.slots.map((s) => ({
+          programId: programIds.get(p.slug)!,
+          dayOfWeek: s.day_of_week,
+          startTime: s.start_time,
+          durationMinutes: s.duration_minutes,
+        })),
       )
       for (const part of chunksOf(slots)) await tx.weeklySlot.createMany({ data: part })
 
@@ -182,19 +198,27 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       const episodeIds = new Map<string, number>(oldEpisodes.map((e) => [episodeKey(e.programId, e.episodeNumber), e.id]))
       if (newEpisodes.length) {
         for (const ids of chunksOf(docProgramIds)) {
-          for (const e of await tx.episode.findMany({ where: { programId: { in: ids } }, select: { id: true, programId: true, episodeNumber: true } })) {
+          for (const e of await tx.episode.findMany({
+            where: { programId: { in: ids } },
+            select: { id: true, programId: true, episodeNumber: true },
+          })) {
             episodeIds.set(episodeKey(e.programId, e.episodeNumber), e.id)
           }
         }
       }
-      const keptEpisodes = new Set(doc.programs.flatMap((p) => p.episodes.map((e) => episodeIds.get(episodeKey(programIds.get(p.slug)!, e.episode_number))!)))
+      const keptEpisodes = new Set(
+        doc.programs.flatMap((p) => p.episodes.map((e) => episodeIds.get(episodeKey(programIds.get(p.slug)!, e.episode_number))!)),
+      )
       await deleteIds(
         oldEpisodes.filter((e) => !keptEpisodes.has(e.id)).map((e) => e.id),
         (ids) => tx.episode.deleteMany({ where: { id: { in: ids } } }),
       )
 
       // Airings, by episode and start: an unchanged one stays, a changed one is written again with its id.
-      const oldAirings = new Map<string, { id: number; durationMinutes: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }[]>()
+      const oldAirings = new Map<
+        string,
+        { id: number; durationMinutes: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }[]
+      >()
       const oldAiringIds: number[] = []
       for (const ids of chunksOf([...keptEpisodes])) {
         for (const a of await tx.airing.findMany({ where: { episodeId: { in: ids } }, orderBy: { id: 'asc' } })) {
@@ -205,12 +229,25 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       }
       const keptAirings = new Set<number>()
       const rewritten: number[] = []
-      const airingRows: { id?: number; episodeId: number; startsAt: Date; durationMinutes: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }[] = []
+      const airingRows: {
+        id?: number
+        episodeId: number
+        startsAt: Date
+        durationMinutes: number
+        cancelled: boolean
+        wentLiveAt: Date | null
+        liveEndedAt: Date | null
+      }[] = []
       for (const p of doc.programs) {
         for (const e of p.episodes) {
           const episodeId = episodeIds.get(episodeKey(programIds.get(p.slug)!, e.episode_number))!
           for (const a of e.airings) {
-            const fields = { durationMinutes: a.duration_minutes, cancelled: a.cancelled, wentLiveAt: a.went_live_at ?? null, liveEndedAt: a.live_ended_at ?? null }
+            const fields = {
+              durationMinutes: a.duration_minutes,
+              cancelled: a.cancelled,
+              wentLiveAt: a.went_live_at ?? null,
+              liveEndedAt: a.live_ended_at ?? null,
+            }
             const match = oldAirings.get(`${episodeId}|${a.starts_at.getTime()}`)?.shift()
             if (match) keptAirings.add(match.id)
             if (match && sameFields(match, fields)) continue
@@ -219,31 +256,51 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
           }
         }
       }
-      await deleteIds(
-        [...oldAiringIds.filter((id) => !keptAirings.has(id)), ...rewritten],
-        (ids) => tx.airing.deleteMany({ where: { id: { in: ids } } }),
+      await deleteIds([...oldAiringIds.filter((id) => !keptAirings.has(id)), ...rewritten], (ids) =>
+        tx.airing.deleteMany({ where: { id: { in: ids } } }),
       )
       for (const part of chunksOf(airingRows)) await tx.airing.createMany({ data: part })
 
       await tx.scheduledBroadcast.deleteMany({ where: { channelId: channel.id } })
       for (const part of chunksOf(doc.scheduled_broadcasts)) {
         await tx.scheduledBroadcast.createMany({
-          data: part.map((b) => ({ channelId: channel.id, videoId: videoIds.get(b.video)!, startsAt: b.starts_at, endsAt: b.ends_at, cancelled: b.cancelled })),
+          data: part.map((b) => ({
+            channelId: channel.id,
+            videoId: videoIds.get(b.video)!,
+            startsAt: b.starts_at,
+            endsAt: b.ends_at,
+            cancelled: b.cancelled,
+          })),
         })
       }
       await tx.liveBroadcast.deleteMany({ where: { channelId: channel.id } })
       if (doc.live_broadcasts.length) {
         await tx.liveBroadcast.createMany({
-          data: doc.live_broadcasts.map((l) => ({ channelId: channel.id, title: l.title, description: l.description, location: l.location, startedAt: l.started_at, endedAt: l.ended_at ?? null })),
+          data: doc.live_broadcasts.map((l) => ({
+            channelId: channel.id,
+            title: l.title,
+            description: l.description,
+            location: l.location,
+            startedAt: l.started_at,
+            endedAt: l.ended_at ?? null,
+          })),
         })
       }
       await tx.playlist.deleteMany({ where: { channelId: channel.id } })
       if (doc.playlist) {
         const pl = doc.playlist
         const playlist = await tx.playlist.create({
-          data: { channelId: channel.id, name: pl.name, description: pl.description, startedAt: pl.started_at, stingSeconds: pl.sting_seconds },
+          data: {
+            channelId: channel.id,
+            name: pl.name,
+            description: pl.description,
+            startedAt: pl.started_at,
+            stingSeconds: pl.sting_seconds,
+          },
         })
-        for (const part of chunksOf(pl.videos.map((ref, position) => ({ playlistId: playlist.id, position, videoId: videoIds.get(ref)! })))) {
+        for (const part of chunksOf(
+          pl.videos.map((ref, position) => ({ playlistId: playlist.id, position, videoId: videoIds.get(ref)! })),
+        )) {
           await tx.playlistItem.createMany({ data: part })
         }
         for (const part of chunksOf(pl.time_belts.map((b) => ({ playlistId: playlist.id, startsAt: b.starts_at, endsAt: b.ends_at })))) {
@@ -253,7 +310,14 @@ async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operat
       await tx.catchup.deleteMany({ where: { channelId: channel.id } })
       for (const part of chunksOf(doc.catchups)) {
         await tx.catchup.createMany({
-          data: part.map((k) => ({ channelId: channel.id, videoId: videoIds.get(k.video)!, title: k.title, description: k.description, startsAt: k.starts_at, endsAt: k.ends_at })),
+          data: part.map((k) => ({
+            channelId: channel.id,
+            videoId: videoIds.get(k.video)!,
+            title: k.title,
+            description: k.description,
+            startsAt: k.starts_at,
+            endsAt: k.ends_at,
+          })),
         })
       }
       const refs = new Set(doc.videos.map((v) => v.ref))

@@ -35,11 +35,10 @@ const instant = z.iso
   .transform((s) => new Date(s))
   .refine((d) => d.getUTCFullYear() >= 1900 && d.getUTCFullYear() <= 9999, 'must be between the years 1900 and 9999')
 // Players and browsers open these: http(s) only, never javascript:, data: or a line break.
-const url = z
-  .string()
-  .max(2000)
-  .refine(isWebUrl, 'must be an http or https URL without spaces or line breaks')
-  .meta({ description: 'An absolute http or https URL, without spaces or line breaks.', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\u0085]+$' })
+const url = z.string().max(2000).refine(isWebUrl, 'must be an http or https URL without spaces or line breaks').meta({
+  description: 'An absolute http or https URL, without spaces or line breaks.',
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s\\u0085]+$',
+})
 const text = (max: number) => z.string().max(max)
 
 const onDemand = z.object({
@@ -82,7 +81,10 @@ const slot = z.object({
 })
 
 const program = z.object({
-  slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case words joined by -').max(100),
+  slug: z
+    .string()
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case words joined by -')
+    .max(100),
   name: text(200),
   synopsis: text(2000).default(''),
   banner_url: url.nullable().optional(),
@@ -108,7 +110,10 @@ export const channelImportSchema = z
   .object({
     channel: z.object({
       uuid: z.uuid().optional(),
-      slug: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case words joined by -').max(100),
+      slug: z
+        .string()
+        .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'must be lower-case words joined by -')
+        .max(100),
       name: text(200),
       timezone: z.string().refine(isTimeZone, 'must be an IANA time zone such as Africa/Nairobi'),
       show_banner_url: url.nullable().optional(),
@@ -157,7 +162,10 @@ export const channelImportSchema = z
         started_at: instant,
         sting_seconds: z.number().int().min(0).default(0),
         videos: z.array(z.string()).min(1).max(L.playlistVideos, most(L.playlistVideos, 'playlist videos')),
-        time_belts: z.array(z.object({ starts_at: instant, ends_at: instant })).max(L.timeBelts, most(L.timeBelts, 'time belts')).default([]),
+        time_belts: z
+          .array(z.object({ starts_at: instant, ends_at: instant }))
+          .max(L.timeBelts, most(L.timeBelts, 'time belts'))
+          .default([]),
       })
       .nullable()
       .optional(),
@@ -171,9 +179,20 @@ export const channelImportSchema = z
     const episodes = doc.programs.reduce((n, p) => n + p.episodes.length, 0)
     const airings = doc.programs.reduce((n, p) => p.episodes.reduce((m, e) => m + e.airings.length, n), 0)
     const slots = doc.programs.reduce((n, p) => n + p.slots.length, 0)
-    if (slots > L.slots) ctx.addIssue({ code: 'custom', path: ['programs'], message: `the document has ${slots} slots; ${most(L.slots, 'slots').message}` })
-    if (episodes > L.episodes) ctx.addIssue({ code: 'custom', path: ['programs'], message: `the document has ${episodes} episodes; ${most(L.episodes, 'episodes').message}` })
-    if (airings > L.airings) ctx.addIssue({ code: 'custom', path: ['programs'], message: `the document has ${airings} airings; ${most(L.airings, 'airings').message}` })
+    if (slots > L.slots)
+      ctx.addIssue({ code: 'custom', path: ['programs'], message: `the document has ${slots} slots; ${most(L.slots, 'slots').message}` })
+    if (episodes > L.episodes)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['programs'],
+        message: `the document has ${episodes} episodes; ${most(L.episodes, 'episodes').message}`,
+      })
+    if (airings > L.airings)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['programs'],
+        message: `the document has ${airings} airings; ${most(L.airings, 'airings').message}`,
+      })
     const refs = new Set(doc.videos.map((v) => v.ref))
     const check = (ref: string, path: (string | number)[]) => {
       if (!refs.has(ref)) ctx.addIssue({ code: 'custom', path, message: `no video with ref ${ref}` })
@@ -187,7 +206,8 @@ export const channelImportSchema = z
       slugs.add(p.slug)
       const numbers = new Set<number>()
       p.episodes.forEach((e, j) => {
-        if (numbers.has(e.episode_number)) ctx.addIssue({ code: 'custom', path: ['programs', i, 'episodes', j, 'episode_number'], message: 'duplicate episode number' })
+        if (numbers.has(e.episode_number))
+          ctx.addIssue({ code: 'custom', path: ['programs', i, 'episodes', j, 'episode_number'], message: 'duplicate episode number' })
         numbers.add(e.episode_number)
       })
     })

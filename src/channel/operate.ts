@@ -12,12 +12,20 @@ export async function operatedChannel({ db }: Pick<Deps, 'db'>, accountId: strin
 }
 
 async function operatedAiring({ db }: Pick<Deps, 'db'>, accountId: string, airingId: number) {
-  const airing = await db.airing.findFirst({ where: { id: airingId, episode: { program: { channel: { operatorAccountId: accountId } } } }, include: { episode: true } })
+  const airing = await db.airing.findFirst({
+    where: { id: airingId, episode: { program: { channel: { operatorAccountId: accountId } } } },
+    include: { episode: true },
+  })
   if (!airing) throw notFound('Airing')
   return airing
 }
 
-export async function startLiveBroadcast(deps: Pick<Deps, 'db' | 'clock'>, accountId: string, channelKey: string, input: { title: string; description?: string | null; location?: string | null }) {
+export async function startLiveBroadcast(
+  deps: Pick<Deps, 'db' | 'clock'>,
+  accountId: string,
+  channelKey: string,
+  input: { title: string; description?: string | null; location?: string | null },
+) {
   const channel = await operatedChannel(deps, accountId, channelKey)
   const rules = new InputRules()
   const title = rules.required('title', input.title, 200)

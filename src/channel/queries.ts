@@ -65,10 +65,16 @@ export async function loadSnapshot(db: Db, channel: ChannelRow, now: Date): Prom
       include: { video: true },
       orderBy: { startsAt: 'asc' },
     }),
-    db.liveBroadcast.findMany({ where: { channelId: channel.id, OR: [{ endedAt: null }, { endedAt: { gt: now } }] }, orderBy: { startedAt: 'asc' } }),
+    db.liveBroadcast.findMany({
+      where: { channelId: channel.id, OR: [{ endedAt: null }, { endedAt: { gt: now } }] },
+      orderBy: { startedAt: 'asc' },
+    }),
     db.playlist.findFirst({
       where: { channelId: channel.id },
-      include: { items: { include: { video: true }, orderBy: { position: 'asc' } }, belts: { where: { endsAt: { gt: now } }, orderBy: { startsAt: 'asc' } } },
+      include: {
+        items: { include: { video: true }, orderBy: { position: 'asc' } },
+        belts: { where: { endsAt: { gt: now } }, orderBy: { startsAt: 'asc' } },
+      },
       orderBy: { id: 'asc' },
     }),
   ])
@@ -154,12 +160,21 @@ export async function guideAirings(db: Db, channelId: string, now: Date): Promis
 
 /** Channels with a live stream URL (the M3U playlist), by name. */
 export function streamChannels(db: Db): Promise<ChannelRow[]> {
-  return db.channel.findMany({ where: { streamUrl: { not: null } }, select: channelSelect, orderBy: [{ name: 'asc' }, { id: 'asc' }], take: GUIDE_MAX_AIRINGS })
+  return db.channel.findMany({
+    where: { streamUrl: { not: null } },
+    select: channelSelect,
+    orderBy: [{ name: 'asc' }, { id: 'asc' }],
+    take: GUIDE_MAX_AIRINGS,
+  })
 }
 
 export async function nextAiring(db: Db, channelId: string, now: Date) {
   return db.airing.findFirst({
-    where: { startsAt: { gt: now }, cancelled: false, episode: { status: { notIn: ['draft', 'cancelled'] }, program: { channelId, status: LISTED_PROGRAM } } },
+    where: {
+      startsAt: { gt: now },
+      cancelled: false,
+      episode: { status: { notIn: ['draft', 'cancelled'] }, program: { channelId, status: LISTED_PROGRAM } },
+    },
     include: airingInclude,
     orderBy: [{ startsAt: 'asc' }, { id: 'asc' }],
   })

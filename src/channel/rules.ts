@@ -65,7 +65,11 @@ export function openSlot(programs: ProgramRow[], timeZone: string, now: Date): {
     for (const slot of program.slots) {
       for (const occurrence of slotOccurrences(slot, timeZone, now, just)) {
         if (occurrence.start > now) continue
-        if (!best || occurrence.start < best.occurrence.start || (+occurrence.start === +best.occurrence.start && program.id < best.program.id)) {
+        if (
+          !best ||
+          occurrence.start < best.occurrence.start ||
+          (+occurrence.start === +best.occurrence.start && program.id < best.program.id)
+        ) {
           best = { program, occurrence }
         }
       }
@@ -126,7 +130,7 @@ export function playbackSource(airing: AiringRow | null, now: Date): PlaybackSou
   if (!airing) return 'fallback'
   if (airing.episode.type !== 'live') return 'pre_recorded'
   if (feedOn(airing, now)) return 'livestream'
-  return airing.episode.trailerUrl ?? airing.episode.program.trailerUrl ? 'trailer' : 'standby'
+  return (airing.episode.trailerUrl ?? airing.episode.program.trailerUrl) ? 'trailer' : 'standby'
 }
 
 export interface CurrentVideo {
@@ -160,7 +164,12 @@ export function humanRemaining(seconds: number): string {
   return hh > 0 ? `${p(hh)}:${p(mm)}:${p(ss)}` : `${p(mm)}:${p(ss)}`
 }
 
-function timed(now: Date, fields: Omit<CurrentVideo, 'remainingTime' | 'remainingTimeHuman' | 'startTime' | 'endTime'>, start: Date, end: Date): CurrentVideo {
+function timed(
+  now: Date,
+  fields: Omit<CurrentVideo, 'remainingTime' | 'remainingTimeHuman' | 'startTime' | 'endTime'>,
+  start: Date,
+  end: Date,
+): CurrentVideo {
   const remainingTime = Math.max(0, Math.ceil((end.getTime() - now.getTime()) / 1000))
   return { ...fields, startTime: start, endTime: end, remainingTime, remainingTimeHuman: humanRemaining(remainingTime) }
 }
@@ -194,7 +203,12 @@ export function nowPlaying(s: ChannelSnapshot, now: Date): NowPlaying {
     ends = onAir.endsAt
   } else if (broadcast) {
     const v = broadcast.video
-    current = timed(now, { videoId: v.id, name: v.name, description: v.description, location: '', thumbnail: v.thumbnail }, broadcast.startsAt, broadcast.endsAt)
+    current = timed(
+      now,
+      { videoId: v.id, name: v.name, description: v.description, location: '', thumbnail: v.thumbnail },
+      broadcast.startsAt,
+      broadcast.endsAt,
+    )
     ends = broadcast.endsAt
   } else if (live) {
     current = {
@@ -223,8 +237,16 @@ export function nowPlaying(s: ChannelSnapshot, now: Date): NowPlaying {
     ...(s.playlist?.belts.filter((b) => b.startsAt > now).map((b) => b.startsAt) ?? []),
   ].filter((d): d is Date => d !== null)
   const isLive = !!live || onAir.playbackSource === 'livestream'
-  const estimated = changes.length ? new Date(Math.min(...changes.map((d) => d.getTime()))) : new Date(now.getTime() + LIVE_CACHE_SECONDS * 1000)
-  return { channelName: s.channel.name, isLive, currentVideo: current, estimatedEndAt: estimated, cacheSeconds: cacheSecondsUntil(estimated, now, isLive || !changes.length) }
+  const estimated = changes.length
+    ? new Date(Math.min(...changes.map((d) => d.getTime())))
+    : new Date(now.getTime() + LIVE_CACHE_SECONDS * 1000)
+  return {
+    channelName: s.channel.name,
+    isLive,
+    currentVideo: current,
+    estimatedEndAt: estimated,
+    cacheSeconds: cacheSecondsUntil(estimated, now, isLive || !changes.length),
+  }
 }
 
 /**
@@ -240,7 +262,8 @@ export function cacheSecondsUntil(estimatedEndAt: Date, now: Date, unknown: bool
 /** Where the playlist loop stands: a time belt, a video, or the logo sting after a video. */
 export function playlistAt(p: NonNullable<ChannelSnapshot['playlist']>, channel: ChannelRow, now: Date) {
   const belt = p.belts.find((b) => b.startsAt <= now && now < b.endsAt)
-  if (belt) return { fields: { name: p.name, description: p.description, location: '', thumbnail: null }, start: belt.startsAt, end: belt.endsAt }
+  if (belt)
+    return { fields: { name: p.name, description: p.description, location: '', thumbnail: null }, start: belt.startsAt, end: belt.endsAt }
   const items = [...p.items].sort((a, b) => a.position - b.position)
   const cycle = items.reduce((t, i) => t + i.video.durationSeconds + p.stingSeconds, 0) * 1000
   if (!cycle || now < p.startedAt) return null
@@ -250,11 +273,19 @@ export function playlistAt(p: NonNullable<ChannelSnapshot['playlist']>, channel:
     const videoEnd = t + item.video.durationSeconds * 1000
     if (now.getTime() < videoEnd) {
       const v = item.video
-      return { fields: { name: v.name, description: v.description, location: '', thumbnail: v.thumbnail }, start: new Date(t), end: new Date(videoEnd) }
+      return {
+        fields: { name: v.name, description: v.description, location: '', thumbnail: v.thumbnail },
+        start: new Date(t),
+        end: new Date(videoEnd),
+      }
     }
     const stingEnd = videoEnd + p.stingSeconds * 1000
     if (now.getTime() < stingEnd) {
-      return { fields: { name: channel.name, description: 'Loading video...', location: '', thumbnail: null }, start: new Date(videoEnd), end: new Date(stingEnd) }
+      return {
+        fields: { name: channel.name, description: 'Loading video...', location: '', thumbnail: null },
+        start: new Date(videoEnd),
+        end: new Date(stingEnd),
+      }
     }
     t = stingEnd
   }

@@ -7,5 +7,9 @@ export async function setChannelOperator(db: Db, channel: string, accountId: str
   if (!account) throw notFound('Account')
   const found = await db.channel.findFirst({ where: { OR: [{ id: channel }, { slug: channel }] }, select: { id: true } })
   if (!found) throw notFound('Channel')
-  return db.channel.update({ where: { id: found.id }, data: { operatorAccountId: accountId }, select: { id: true, slug: true, operatorAccountId: true } })
+  return db.channel.update({
+    where: { id: found.id },
+    data: { operatorAccountId: accountId },
+    select: { id: true, slug: true, operatorAccountId: true },
+  })
 }

@@ -1,9 +1,30 @@
 // The shapes the channel rules work on: Prisma rows with the relations the rules read.
-import type { Airing, Channel, Episode, LiveBroadcast, Playlist, PlaylistItem, Program, ScheduledBroadcast, TimeBelt, Video, WeeklySlot } from '../generated/sqlite/client.js'
+import type {
+  Airing,
+  Channel,
+  Episode,
+  LiveBroadcast,
+  Playlist,
+  PlaylistItem,
+  Program,
+  ScheduledBroadcast,
+  TimeBelt,
+  Video,
+  WeeklySlot,
+} from '../generated/sqlite/client.js'
 
 export type ChannelRow = Pick<
   Channel,
-  'id' | 'slug' | 'name' | 'timezone' | 'showBannerUrl' | 'streamUrl' | 'fallbackName' | 'fallbackDescription' | 'fallbackHlsUrl' | 'fallbackThumbnail'
+  | 'id'
+  | 'slug'
+  | 'name'
+  | 'timezone'
+  | 'showBannerUrl'
+  | 'streamUrl'
+  | 'fallbackName'
+  | 'fallbackDescription'
+  | 'fallbackHlsUrl'
+  | 'fallbackThumbnail'
 >
 export type ProgramRow = Program & { slots: WeeklySlot[] }
 export type EpisodeRow = Episode & { program: Program }

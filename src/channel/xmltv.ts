@@ -15,7 +15,10 @@ export function xmltvTime(at: Date, timeZone: string): string {
 // A line break of the data is written as the character reference &#10;: XML readers still read a
 // newline, and the document itself holds no line break but those between its elements.
 const escape = (text: string) =>
-  printable(text.replace(LINE_BREAKS, '\n')).replace(/[&<>"'\n]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\n': '&#10;' })[c]!)
+  printable(text.replace(LINE_BREAKS, '\n')).replace(
+    /[&<>"'\n]/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\n': '&#10;' })[c]!,
+  )
 
 const PROGRAM_CATEGORY: Record<string, string> = { live: 'Live', on_demand: 'On demand' }
 

@@ -85,7 +85,10 @@ export const commands: Record<string, Command> = {
       try {
         text = await readFile(positionals[0]!, 'utf8')
       } catch (error) {
-        throw new AppError('VALIDATION_FAILED', `cannot read ${positionals[0]}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+        throw new AppError(
+          'VALIDATION_FAILED',
+          `cannot read ${positionals[0]}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        )
       }
       const account = flags.account ? await existingAccount(deps, flags.account) : undefined
       const channel = await importChannel(deps, text, account)
@@ -108,12 +111,22 @@ export const commands: Record<string, Command> = {
       const id = await existingAccount(deps, required(flags, 'account'))
       const add = credits(flags, 'add')
       const price = credits(flags, 'price-per-page')
-      if (add === undefined && price === undefined) throw new AppError('VALIDATION_FAILED', 'give --add <credits> and/or --price-per-page <credits>')
+      if (add === undefined && price === undefined)
+        throw new AppError('VALIDATION_FAILED', 'give --add <credits> and/or --price-per-page <credits>')
       const account = await deps.db.account.update({
         where: { id },
-        data: { ...(add !== undefined ? { creditBalance: { increment: add } } : {}), ...(price !== undefined ? { pricePerPage: price } : {}) },
+        data: {
+          ...(add !== undefined ? { creditBalance: { increment: add } } : {}),
+          ...(price !== undefined ? { pricePerPage: price } : {}),
+        },
       })
-      return { account: { uuid: account.id, creditBalance: formatCredits(account.creditBalance), pricePerPage: formatCredits(account.pricePerPage) } }
+      return {
+        account: {
+          uuid: account.id,
+          creditBalance: formatCredits(account.creditBalance),
+          pricePerPage: formatCredits(account.pricePerPage),
+        },
+      }
     },
   },
 
@@ -133,7 +146,14 @@ export const commands: Record<string, Command> = {
     async run(deps) {
       const accounts = await deps.db.account.findMany({
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        select: { id: true, name: true, timezone: true, creditBalance: true, createdAt: true, _count: { select: { apiKeys: { where: { revokedAt: null } } } } },
+        select: {
+          id: true,
+          name: true,
+          timezone: true,
+          creditBalance: true,
+          createdAt: true,
+          _count: { select: { apiKeys: { where: { revokedAt: null } } } },
+        },
       })
       return {
         accounts: accounts.map((a) => ({
@@ -170,8 +190,13 @@ export const commands: Record<string, Command> = {
     usage: 'channel:list',
     options: {},
     async run(deps) {
-      const channels = await deps.db.channel.findMany({ orderBy: [{ slug: 'asc' }], select: { id: true, slug: true, name: true, timezone: true, operatorAccountId: true } })
-      return { channels: channels.map((c) => ({ uuid: c.id, slug: c.slug, name: c.name, timezone: c.timezone, operator: c.operatorAccountId })) }
+      const channels = await deps.db.channel.findMany({
+        orderBy: [{ slug: 'asc' }],
+        select: { id: true, slug: true, name: true, timezone: true, operatorAccountId: true },
+      })
+      return {
+        channels: channels.map((c) => ({ uuid: c.id, slug: c.slug, name: c.name, timezone: c.timezone, operator: c.operatorAccountId })),
+      }
     },
   },
   'demo:seed': {

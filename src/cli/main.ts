@@ -29,7 +29,13 @@ function overview(): string {
 function commandHelp(name: string, c: Command): string {
   const width = Math.max(0, ...Object.keys(c.options).map((o) => o.length + 2))
   const options = Object.entries(c.options).map(([o, meaning]) => `  --${o.padEnd(width - 2)}  ${meaning}`)
-  return [`usage: npm run cli -- ${c.usage}`, '', c.summary + '.', ...(options.length ? ['', 'Options:', ...options] : []), ...(c.notes ? ['', c.notes] : [])].join('\n')
+  return [
+    `usage: npm run cli -- ${c.usage}`,
+    '',
+    c.summary + '.',
+    ...(options.length ? ['', 'Options:', ...options] : []),
+    ...(c.notes ? ['', c.notes] : []),
+  ].join('\n')
 }
 
 const [name, ...rest] = process.argv.slice(2)
@@ -79,7 +85,8 @@ try {
   await database.close()
 } catch (error) {
   await database.close()
-  const message = error instanceof AppError ? error.details?.map((d) => `${d.field}: ${d.message}`).join('; ') || error.message : (error as Error).message
+  const message =
+    error instanceof AppError ? error.details?.map((d) => `${d.field}: ${d.message}`).join('; ') || error.message : (error as Error).message
   console.error(`${name}: ${message}`)
   process.exit(1)
 }

@@ -1,9 +1,7 @@
 import { z } from 'zod'
 import { isSupportedCountry } from 'libphonenumber-js/max'
 
-const bool = z
-  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
-  .transform((v) => v === 'true' || v === '1')
+const bool = z.enum(['true', 'false', '1', '0'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1')
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
@@ -22,7 +20,11 @@ const schema = z.object({
     .refine(isSupportedCountry, 'is not a region libphonenumber knows (use a two-letter ISO 3166 region code such as KE)')
     .default('KE'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(5 * 1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(5 * 1024 * 1024),
   /** Requests per second allowed per API key (token bucket); 0 turns the limit off. */
   RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(50),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(200),
@@ -89,9 +91,17 @@ const schema = z.object({
   /** When set, /metrics requires `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(1).optional(),
   /** The largest answer an Idempotency-Key keeps for replay (characters); larger ones are not kept. */
-  IDEMPOTENCY_MAX_ANSWER_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  IDEMPOTENCY_MAX_ANSWER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(64 * 1024),
   /** How much of kept answers one account may have at once (characters, within the 24 h retention). */
-  IDEMPOTENCY_ACCOUNT_BUDGET_BYTES: z.coerce.number().int().min(1024).default(16 * 1024 * 1024),
+  IDEMPOTENCY_ACCOUNT_BUDGET_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(16 * 1024 * 1024),
   /** The Bearer token of carrier connectors (reportCarrierStatus); unset: nobody may report. */
   CARRIER_CONNECTOR_TOKEN: z.string().min(32, 'CARRIER_CONNECTOR_TOKEN must be at least 32 characters').optional(),
   /**
@@ -100,10 +110,19 @@ const schema = z.object({
    */
   CORS_ORIGINS: z
     .string()
-    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
     .superRefine((origins, ctx) => {
       for (const origin of origins) {
-        if (!isOrigin(origin)) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with no path, such as https://app.example` })
+        if (!isOrigin(origin))
+          ctx.addIssue({
+            code: 'custom',
+            message: `${JSON.stringify(origin)} is not an origin: write scheme://host[:port] with no path, such as https://app.example`,
+          })
       }
     })
     .default([]),
@@ -129,7 +148,8 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     const lines = result.error.issues.map((i) => {
       const name = i.path.join('.')
       // zod's own words for a coerced number ("expected number, received NaN") name no setting's rule.
-      const message = i.code === 'invalid_type' && i.expected === 'number' ? `must be a number, not ${JSON.stringify(cleaned[name])}` : i.message
+      const message =
+        i.code === 'invalid_type' && i.expected === 'number' ? `must be a number, not ${JSON.stringify(cleaned[name])}` : i.message
       return `  ${name}: ${message}`
     })
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`)

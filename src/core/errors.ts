@@ -59,10 +59,17 @@ export const MAX_ERROR_DETAILS = 100
 export const validationError = (details: ErrorDetail[]) => {
   const listed =
     details.length > MAX_ERROR_DETAILS
-      ? [...details.slice(0, MAX_ERROR_DETAILS), { field: '(more)', message: `${details.length - MAX_ERROR_DETAILS} more problems are not listed` }]
+      ? [
+          ...details.slice(0, MAX_ERROR_DETAILS),
+          { field: '(more)', message: `${details.length - MAX_ERROR_DETAILS} more problems are not listed` },
+        ]
       : details
   const message =
-    details.length === 1 ? details[0]!.message : details.length > MAX_ERROR_DETAILS ? `The request has ${details.length} invalid fields` : 'The request has invalid fields'
+    details.length === 1
+      ? details[0]!.message
+      : details.length > MAX_ERROR_DETAILS
+        ? `The request has ${details.length} invalid fields`
+        : 'The request has invalid fields'
   return new AppError('VALIDATION_FAILED', message, listed)
 }
 

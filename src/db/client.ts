@@ -109,7 +109,11 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const onQuery = options.onQuery
     ;(prisma as unknown as { $on(e: 'query', cb: (ev: { query: string }) => void): void }).$on('query', (ev) => onQuery(ev.query))
   }
-  if (options.onQueryEvent) (prisma as unknown as { $on(e: 'query', cb: (ev: { query: string; duration: number }) => void): void }).$on('query', options.onQueryEvent)
+  if (options.onQueryEvent)
+    (prisma as unknown as { $on(e: 'query', cb: (ev: { query: string; duration: number }) => void): void }).$on(
+      'query',
+      options.onQueryEvent,
+    )
   const expected = migrationsOf(target.kind).map((m) => m.name)
   return {
     prisma,

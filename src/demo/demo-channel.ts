@@ -25,7 +25,9 @@ export function demoChannel(now: Date): ChannelImportInput {
   const hours = (parity: 0 | 1) => Array.from({ length: 12 }, (_, i) => i * 2 + parity)
   const allDays = [0, 1, 2, 3, 4, 5, 6]
   const slots = (parity: 0 | 1) =>
-    allDays.flatMap((day) => hours(parity).map((h) => ({ day_of_week: day, start_time: `${String(h).padStart(2, '0')}:00`, duration_minutes: 60 })))
+    allDays.flatMap((day) =>
+      hours(parity).map((h) => ({ day_of_week: day, start_time: `${String(h).padStart(2, '0')}:00`, duration_minutes: 60 })),
+    )
   const feedFor = (start: number) => {
     const end = start + HOUR
     if (start > now.getTime()) return {}
@@ -36,9 +38,33 @@ export function demoChannel(now: Date): ChannelImportInput {
   return {
     channel: { slug: DEMO_CHANNEL_SLUG, name: 'Demo TV', timezone: ZONE, show_banner_url: `${CDN}/banner.jpg` },
     videos: [
-      { ref: 'news', name: 'Evening Bulletin', description: 'The day in thirty minutes', thumbnail: `${CDN}/news.jpg`, hls_url: `${CDN}/news.m3u8`, resolution: '1080p', duration_seconds: 1800 },
-      { ref: 'doc', name: 'Rift Valley', description: 'A documentary', thumbnail: `${CDN}/doc.jpg`, hls_url: `${CDN}/doc.m3u8`, resolution: '1080p', duration_seconds: 3600 },
-      { ref: 'music', name: 'Nairobi Sounds', description: 'Music videos', thumbnail: `${CDN}/music.jpg`, hls_url: `${CDN}/music.m3u8`, resolution: '720p', duration_seconds: 240 },
+      {
+        ref: 'news',
+        name: 'Evening Bulletin',
+        description: 'The day in thirty minutes',
+        thumbnail: `${CDN}/news.jpg`,
+        hls_url: `${CDN}/news.m3u8`,
+        resolution: '1080p',
+        duration_seconds: 1800,
+      },
+      {
+        ref: 'doc',
+        name: 'Rift Valley',
+        description: 'A documentary',
+        thumbnail: `${CDN}/doc.jpg`,
+        hls_url: `${CDN}/doc.m3u8`,
+        resolution: '1080p',
+        duration_seconds: 3600,
+      },
+      {
+        ref: 'music',
+        name: 'Nairobi Sounds',
+        description: 'Music videos',
+        thumbnail: `${CDN}/music.jpg`,
+        hls_url: `${CDN}/music.m3u8`,
+        resolution: '720p',
+        duration_seconds: 240,
+      },
       { ref: 'promo', name: 'Coming up on Demo TV', hls_url: `${CDN}/promo.m3u8`, resolution: '720p', duration_seconds: 60 },
     ],
     programs: [
@@ -78,11 +104,23 @@ export function demoChannel(now: Date): ChannelImportInput {
           synopsis: 'One place, one hour.',
           type: 'pre_recorded' as const,
           available_on_demand: true,
-          on_demand: { id: 5000 + i, duration: 3540, hls_url: `${CDN}/stories-${i + 1}.m3u8`, thumbnail_url: `${CDN}/stories-${i + 1}.jpg` },
+          on_demand: {
+            id: 5000 + i,
+            duration: 3540,
+            hls_url: `${CDN}/stories-${i + 1}.m3u8`,
+            thumbnail_url: `${CDN}/stories-${i + 1}.jpg`,
+          },
           airings: hours(1).map((h) => ({ starts_at: local(localMidnight + d * 24 * HOUR + h * HOUR), duration_minutes: 60 })),
         })),
       },
-      { slug: 'demo-late-talk', name: 'Late Talk', synopsis: 'Back next season.', type: 'live', status: 'paused', slots: [{ day_of_week: 5, start_time: '23:00', duration_minutes: 60 }] },
+      {
+        slug: 'demo-late-talk',
+        name: 'Late Talk',
+        synopsis: 'Back next season.',
+        type: 'live',
+        status: 'paused',
+        slots: [{ day_of_week: 5, start_time: '23:00', duration_minutes: 60 }],
+      },
     ],
     scheduled_broadcasts: [1, 3, 5].map((h) => ({
       video: 'news',
@@ -90,7 +128,13 @@ export function demoChannel(now: Date): ChannelImportInput {
       ends_at: local(now.getTime() + h * HOUR + 30 * 60_000),
     })),
     live_broadcasts: [
-      { title: 'City Marathon', description: 'Live from the finish line', location: 'Uhuru Park', started_at: local(localMidnight - 20 * HOUR), ended_at: local(localMidnight - 18 * HOUR) },
+      {
+        title: 'City Marathon',
+        description: 'Live from the finish line',
+        location: 'Uhuru Park',
+        started_at: local(localMidnight - 20 * HOUR),
+        ended_at: local(localMidnight - 18 * HOUR),
+      },
     ],
     playlist: {
       name: 'Demo TV Rotation',

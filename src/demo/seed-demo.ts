@@ -9,9 +9,18 @@ import { DEMO_CHANNEL_SLUG, demoChannel } from './demo-channel.js'
 import { publishChannelChanged } from '../live/channel-events.js'
 
 const PEOPLE = [
-  ['Wanjiru', 'Kamau'], ['Otieno', 'Odhiambo'], ['Achieng', 'Atieno'], ['Kiprop', 'Cheruiyot'],
-  ['Njeri', 'Mwangi'], ['Mutua', 'Musyoka'], ['Amina', 'Hassan'], ['Baraka', 'Wekesa'],
-  ['Chebet', 'Korir'], ['Daudi', 'Mutiso'], ['Esther', 'Wambui'], ['Faith', 'Nyambura'],
+  ['Wanjiru', 'Kamau'],
+  ['Otieno', 'Odhiambo'],
+  ['Achieng', 'Atieno'],
+  ['Kiprop', 'Cheruiyot'],
+  ['Njeri', 'Mwangi'],
+  ['Mutua', 'Musyoka'],
+  ['Amina', 'Hassan'],
+  ['Baraka', 'Wekesa'],
+  ['Chebet', 'Korir'],
+  ['Daudi', 'Mutiso'],
+  ['Esther', 'Wambui'],
+  ['Faith', 'Nyambura'],
 ] as const
 
 /** Credits given to the demo account, so that sendSms works at once (sandbox gateway). */

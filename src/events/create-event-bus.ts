@@ -7,8 +7,24 @@ import { createInProcessBus } from './in-process-bus.js'
 import { createPostgresBus } from './postgres-bus.js'
 
 /** PostgreSQL: LISTEN/NOTIFY across every instance on the schema. SQLite: this process only. */
-export function createEventBus({ databaseUrl, db, logger, connectTimeoutMs }: { databaseUrl: string; db: Db; logger: Logger; connectTimeoutMs?: number }): EventBus {
+export function createEventBus({
+  databaseUrl,
+  db,
+  logger,
+  connectTimeoutMs,
+}: {
+  databaseUrl: string
+  db: Db
+  logger: Logger
+  connectTimeoutMs?: number
+}): EventBus {
   const target = parseDatabaseUrl(databaseUrl)
   if (target.kind === 'sqlite') return createInProcessBus(logger)
-  return createPostgresBus({ connectionString: target.connectionString!, channel: channelNameFor(target.schema!), db, logger, connectTimeoutMs })
+  return createPostgresBus({
+    connectionString: target.connectionString!,
+    channel: channelNameFor(target.schema!),
+    db,
+    logger,
+    connectTimeoutMs,
+  })
 }

@@ -17,7 +17,10 @@ export function encodeEnvelope(envelope: Envelope): string {
   const text = JSON.stringify(envelope)
   const bytes = Buffer.byteLength(text, 'utf8')
   if (bytes > MAX_ENVELOPE_BYTES) {
-    throw new AppError('VALIDATION_FAILED', `event "${envelope.topic}" is ${bytes} bytes; events are at most ${MAX_ENVELOPE_BYTES} bytes (send an id and read the rest from the database)`)
+    throw new AppError(
+      'VALIDATION_FAILED',
+      `event "${envelope.topic}" is ${bytes} bytes; events are at most ${MAX_ENVELOPE_BYTES} bytes (send an id and read the rest from the database)`,
+    )
   }
   return text
 }

@@ -30,7 +30,9 @@ export function createLocalDelivery(logger: Logger) {
         addEventListener: target.addEventListener.bind(target),
         removeEventListener: target.removeEventListener.bind(target),
         dispatchEvent(event: Event) {
-          publish(event.type, (event as CustomEvent).detail).catch((error) => logger.error({ err: error, topic: event.type }, 'event publish failed'))
+          publish(event.type, (event as CustomEvent).detail).catch((error) =>
+            logger.error({ err: error, topic: event.type }, 'event publish failed'),
+          )
           return true
         },
       } as PubSubEventTarget<any>

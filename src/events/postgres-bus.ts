@@ -76,7 +76,10 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
     which.end().catch(() => undefined)
     if (closed) return
     const delay = reconnectDelayMs(failures++)
-    logger.warn({ err: error, retryInMs: delay }, 'event bus connection lost; events from other instances are not received until it is back')
+    logger.warn(
+      { err: error, retryInMs: delay },
+      'event bus connection lost; events from other instances are not received until it is back',
+    )
     retryTimer = setTimeout(connect, delay)
     retryTimer.unref()
   }

@@ -51,19 +51,30 @@ export const builder = new SchemaBuilder<{
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (isNodeTarget(id) ? resolveNode(id) : null),
     },
     nodesQueryOptions: {
-      description: 'The objects with these global ids, in the same order; null for each id `node(id:)` would answer null for. At most 100 ids.',
+      description:
+        'The objects with these global ids, in the same order; null for each id `node(id:)` would answer null for. At most 100 ids.',
       args: { ids: { description: 'Global ids, as the `id` field of a Node returns them.' } },
       resolve: (_root, { ids }, ctx, info) => {
         if (ids.length > MAX_NODE_IDS) throw new AppError('BAD_REQUEST', `ids: at most ${MAX_NODE_IDS} ids`)
-        return resolveNodes(self, ctx, info, ids.map((id) => (isNodeTarget(id) ? id : null)))
+        return resolveNodes(
+          self,
+          ctx,
+          info,
+          ids.map((id) => (isNodeTarget(id) ? id : null)),
+        )
       },
     },
-    edgesFieldOptions: { nullable: { list: false, items: false }, description: 'The rows of this page with their cursors, in the connection order.' },
+    edgesFieldOptions: {
+      nullable: { list: false, items: false },
+      description: 'The rows of this page with their cursors, in the connection order.',
+    },
     nodeFieldOptions: { nullable: false, description: 'The row.' },
     cursorFieldOptions: { description: 'Opaque position of this row: pass it as `after` or `before`.' },
     pageInfoFieldOptions: { description: 'Whether there are more rows on either side, and the cursors at both ends of the page.' },
     hasNextPageFieldOptions: { description: 'Rows follow this page: beyond `first`, or (paging backward with `last`) from `before` on.' },
-    hasPreviousPageFieldOptions: { description: 'Rows come before this page: beyond `last`, or (paging forward with `first`) up to `after`.' },
+    hasPreviousPageFieldOptions: {
+      description: 'Rows come before this page: beyond `last`, or (paging forward with `first`) up to `after`.',
+    },
     startCursorFieldOptions: { description: 'The cursor of the first edge; null when the page is empty.' },
     endCursorFieldOptions: { description: 'The cursor of the last edge; null when the page is empty.' },
     firstArgOptions: { description: 'Forward: at most this many rows after `after` (0-100; default 25). Not with `last`.' },

@@ -27,13 +27,34 @@ export interface PrismaConnectionSpec<Row> {
   totalCount: () => Promise<number>
 }
 
-export async function prismaConnection<Row extends object>(ctx: Context, info: GraphQLResolveInfo, args: ConnectionArgs, spec: PrismaConnectionSpec<Row>) {
+export async function prismaConnection<Row extends object>(
+  ctx: Context,
+  info: GraphQLResolveInfo,
+  args: ConnectionArgs,
+  spec: PrismaConnectionSpec<Row>,
+) {
   const plan = planKeysetPage(spec.order, args)
   // The order's columns are always read: the cursors are made of them.
   const select = Object.fromEntries(spec.order.columns.map((c) => [c.field, true]))
-  const selection = (await queryFromInfo({ context: ctx, info, typeName: spec.typeName, select, paths: [['edges', 'node']], awaitSelections: true })) as Record<string, unknown>
-  const rows = await spec.findMany({ ...selection, where: { AND: [spec.where, plan.query.where] }, orderBy: plan.query.orderBy, take: plan.query.take })
-  const connection = keysetConnection(plan, rows, async (where) => (await spec.findFirst({ where: { AND: [spec.where, where] }, select: { id: true } })) !== null)
+  const selection = (await queryFromInfo({
+    context: ctx,
+    info,
+    typeName: spec.typeName,
+    select,
+    paths: [['edges', 'node']],
+    awaitSelections: true,
+  })) as Record<string, unknown>
+  const rows = await spec.findMany({
+    ...selection,
+    where: { AND: [spec.where, plan.query.where] },
+    orderBy: plan.query.orderBy,
+    take: plan.query.take,
+  })
+  const connection = keysetConnection(
+    plan,
+    rows,
+    async (where) => (await spec.findFirst({ where: { AND: [spec.where, where] }, select: { id: true } })) !== null,
+  )
   let total: Promise<number> | undefined
   return { ...connection, totalCount: () => (total ??= spec.totalCount()) }
 }

@@ -79,5 +79,8 @@ export function clientKey(address: string): string | null {
   if (!ipaddr.isValid(address)) return null
   const parsed = ipaddr.process(address)
   if (parsed.kind() === 'ipv4') return parsed.toString()
-  return `${(parsed as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16)).join(':')}::/64`
+  return `${(parsed as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((p) => p.toString(16))
+    .join(':')}::/64`
 }

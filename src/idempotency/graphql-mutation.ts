@@ -13,7 +13,9 @@ export function isMutationRequest(contentType: string | null, url: URL, body: Ui
 }
 
 function selectsOnlyReads(contentType: string | null, url: URL, body: Uint8Array): boolean {
-  const text = Buffer.from(body).toString('utf8').replace(/^\uFEFF/, '')
+  const text = Buffer.from(body)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
   let query: unknown
   let operationName: unknown
   if (/^application\/graphql\s*(;|$)/i.test(contentType ?? '')) {
@@ -37,7 +39,9 @@ function selectsOnlyReads(contentType: string | null, url: URL, body: Uint8Array
   if (typeof query !== 'string') return false
   let operations: OperationDefinitionNode[]
   try {
-    operations = parse(query, { noLocation: true }).definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+    operations = parse(query, { noLocation: true }).definitions.filter(
+      (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+    )
   } catch {
     return false
   }

@@ -6,14 +6,17 @@ import type { Claim } from './claim-key.js'
  * as if it had crashed. Returns the function that stops renewing.
  */
 export function keepLease({ db, clock, logger }: Pick<Deps, 'db' | 'clock' | 'logger'>, claim: Claim, leaseMs: number): () => void {
-  const timer = setInterval(() => {
-    db.idempotencyRecord
-      .updateMany({
-        where: { accountId: claim.accountId, key: claim.key, createdAt: claim.createdAt, state: 'running' },
-        data: { leaseUntil: new Date(clock.now().getTime() + leaseMs) },
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, 'could not renew an Idempotency-Key lease'))
-  }, Math.max(1, Math.floor(leaseMs / 3)))
+  const timer = setInterval(
+    () => {
+      db.idempotencyRecord
+        .updateMany({
+          where: { accountId: claim.accountId, key: claim.key, createdAt: claim.createdAt, state: 'running' },
+          data: { leaseUntil: new Date(clock.now().getTime() + leaseMs) },
+        })
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not renew an Idempotency-Key lease'))
+    },
+    Math.max(1, Math.floor(leaseMs / 3)),
+  )
   timer.unref()
   return () => clearInterval(timer)
 }

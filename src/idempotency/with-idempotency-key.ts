@@ -77,7 +77,9 @@ export async function withIdempotencyKey(
       // Bounded storage: an answer too large, or past the account's budget, is not kept; the key
       // still records that the request ran, so a retry is refused (409) instead of running again.
       const keep = await fitsBudget(deps, claim.accountId, body)
-      const answer = keep ? { status: response.status, headers: replayableHeaders(response.headers), body } : { status: response.status, headers: {}, body: null }
+      const answer = keep
+        ? { status: response.status, headers: replayableHeaders(response.headers), body }
+        : { status: response.status, headers: {}, body: null }
       const kept = await recordAnswer(deps, claim, answer)
       if (!kept) deps.logger.warn({ requestId }, 'Idempotency-Key was taken over before its answer was kept')
     } else {
@@ -88,7 +90,11 @@ export async function withIdempotencyKey(
     // then a retry runs again.
     deps.logger.error({ err: error, requestId }, 'could not keep the answer of an Idempotency-Key')
   }
-  return new Response(NULL_BODY.has(response.status) ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers })
+  return new Response(NULL_BODY.has(response.status) ? null : body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  })
 }
 
 /**

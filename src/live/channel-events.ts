@@ -9,6 +9,9 @@ export async function publishChannelChanged(deps: Pick<Deps, 'events' | 'logger'
 
 /** The same, for a change to one airing (its channel is looked up). */
 export async function publishAiringChanged(deps: Pick<Deps, 'db' | 'events' | 'logger'>, airingId: number): Promise<void> {
-  const airing = await deps.db.airing.findUnique({ where: { id: airingId }, select: { episode: { select: { program: { select: { channelId: true } } } } } })
+  const airing = await deps.db.airing.findUnique({
+    where: { id: airingId },
+    select: { episode: { select: { program: { select: { channelId: true } } } } },
+  })
   if (airing) await publishChannelChanged(deps, airing.episode.program.channelId)
 }

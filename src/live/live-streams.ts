@@ -21,11 +21,23 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
   let closing = false
 
   function admit(key: string | null, address: string | null): Admission {
-    if (closing) return { ok: false, code: 'SERVICE_UNAVAILABLE', message: 'This instance is shutting down; subscribe again (another instance answers)' }
-    const slots = [key !== null ? { id: `k|${key}`, max: perKey, who: 'API key' } : null, address ? { id: `a|${address}`, max: perAddress, who: 'address' } : null]
+    if (closing)
+      return {
+        ok: false,
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'This instance is shutting down; subscribe again (another instance answers)',
+      }
+    const slots = [
+      key !== null ? { id: `k|${key}`, max: perKey, who: 'API key' } : null,
+      address ? { id: `a|${address}`, max: perAddress, who: 'address' } : null,
+    ]
     for (const slot of slots) {
       if (slot && (counts.get(slot.id) ?? 0) >= slot.max) {
-        return { ok: false, code: 'RATE_LIMITED', message: `At most ${slot.max} live subscriptions per ${slot.who} at once; close one first` }
+        return {
+          ok: false,
+          code: 'RATE_LIMITED',
+          message: `At most ${slot.max} live subscriptions per ${slot.who} at once; close one first`,
+        }
       }
     }
     for (const slot of slots) if (slot) counts.set(slot.id, (counts.get(slot.id) ?? 0) + 1)

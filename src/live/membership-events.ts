@@ -5,13 +5,19 @@ import { MAX_EVENT_CONTACT_IDS, publishQuietly, TOPIC, type MembershipEvent } fr
 type LiveDeps = Pick<Deps, 'db' | 'env' | 'clock' | 'events' | 'logger'>
 
 async function publish(deps: LiveDeps, event: Omit<MembershipEvent, 'at' | 'contactIds' | 'count'>, contactIds: string[]) {
-  const full: MembershipEvent = { ...event, contactIds: contactIds.slice(0, MAX_EVENT_CONTACT_IDS), count: contactIds.length, at: deps.clock.now().toISOString() }
+  const full: MembershipEvent = {
+    ...event,
+    contactIds: contactIds.slice(0, MAX_EVENT_CONTACT_IDS),
+    count: contactIds.length,
+    at: deps.clock.now().toISOString(),
+  }
   await publishQuietly(deps, TOPIC.groupMembership, full)
 }
 
 /** After a write that reports who joined each group itself (upsertContacts): one join event per group. */
 export async function publishJoins(deps: LiveDeps, accountId: string, joined: Map<string, string[]>): Promise<void> {
-  for (const [groupId, contactIds] of joined) if (contactIds.length) await publish(deps, { accountId, groupId, kind: 'join', via: 'api' }, contactIds)
+  for (const [groupId, contactIds] of joined)
+    if (contactIds.length) await publish(deps, { accountId, groupId, kind: 'join', via: 'api' }, contactIds)
 }
 
 /** After delistContacts, which reports who left: one leave event, if anyone did. */

@@ -138,7 +138,9 @@ function createHub(deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'events'>) {
 
 function shapeOf(answer: NowPlaying): string {
   const { cacheSeconds: _c, currentVideo, ...rest } = answer
-  const video = currentVideo ? { ...currentVideo, remainingTime: undefined, remainingTimeHuman: currentVideo.endTime ? undefined : currentVideo.remainingTimeHuman } : null
+  const video = currentVideo
+    ? { ...currentVideo, remainingTime: undefined, remainingTimeHuman: currentVideo.endTime ? undefined : currentVideo.remainingTimeHuman }
+    : null
   return JSON.stringify({ ...rest, video })
 }
 
@@ -147,6 +149,8 @@ function countdownAt(answer: NowPlaying, now: Date): NowPlaying {
   const video = answer.currentVideo
   if (!video?.endTime) return answer
   const remainingTime = Math.max(0, Math.ceil((video.endTime.getTime() - now.getTime()) / 1000))
-  const cacheSeconds = answer.isLive ? answer.cacheSeconds : Math.max(1, Math.ceil((answer.estimatedEndAt.getTime() - now.getTime()) / 1000))
+  const cacheSeconds = answer.isLive
+    ? answer.cacheSeconds
+    : Math.max(1, Math.ceil((answer.estimatedEndAt.getTime() - now.getTime()) / 1000))
   return { ...answer, cacheSeconds, currentVideo: { ...video, remainingTime, remainingTimeHuman: humanRemaining(remainingTime) } }
 }

@@ -31,7 +31,12 @@ export function subscriberOutbox<T>(push: Push<T>, stop: Stop, logger: Logger, s
     if (pending >= MAX_PENDING_EVENTS) {
       dropped = true
       logger.warn({ subscription, pending }, 'slow subscriber dropped')
-      stop(new AppError('RATE_LIMITED', `This subscriber fell ${pending} events behind and was dropped: read the stream as it arrives, then subscribe again`))
+      stop(
+        new AppError(
+          'RATE_LIMITED',
+          `This subscriber fell ${pending} events behind and was dropped: read the stream as it arrives, then subscribe again`,
+        ),
+      )
       return
     }
     pending++

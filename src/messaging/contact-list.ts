@@ -53,7 +53,12 @@ export function listColumns(select: Record<string, unknown> | undefined): Contac
   return [...wanted]
 }
 
-export async function listContacts(db: Db, kind: DatabaseKind, list: ContactList, columns: readonly ContactListColumn[]): Promise<ContactListPage> {
+export async function listContacts(
+  db: Db,
+  kind: DatabaseKind,
+  list: ContactList,
+  columns: readonly ContactListColumn[],
+): Promise<ContactListPage> {
   const result = await db.$queryRaw<Record<string, unknown>[]>(contactListStatement(kind, list, columns))
   const total = Number(result[0]?.total ?? 0)
   const rows: Record<string, unknown>[] = []
@@ -135,7 +140,9 @@ function fromNearerEnd(kind: DatabaseKind, ids: Prisma.Sql, request: Pick<PageRe
   // the page size (an expression would count as a tenth of the list and turn the plan to a hash join
   // over the whole table). SQLite tests such a condition on every row, but LIMIT 0 ends the branch at once.
   const guarded = (when: Prisma.Sql) =>
-    kind === 'sqlite' ? { where: Prisma.empty, limit: Prisma.sql`CASE WHEN ${when} THEN ${perPage} ELSE 0 END` } : { where: Prisma.sql`WHERE ${when}`, limit: Prisma.sql`${perPage}` }
+    kind === 'sqlite'
+      ? { where: Prisma.empty, limit: Prisma.sql`CASE WHEN ${when} THEN ${perPage} ELSE 0 END` }
+      : { where: Prisma.sql`WHERE ${when}`, limit: Prisma.sql`${perPage}` }
   const ahead = guarded(forward)
   const back = guarded(Prisma.sql`NOT (${forward})`)
   // The reversed walk ends at the page's last row; when that is the list's last, shorter page the
@@ -159,7 +166,12 @@ export function contactListWhere(accountId: string, request: Pick<PageRequest, '
 
 export const contactListOrder: Prisma.ContactOrderByWithRelationInput[] = [{ firstNameKey: 'asc' }, { familyNameKey: 'asc' }, { id: 'asc' }]
 
-export async function findContact<Q extends { select?: unknown; include?: unknown }>(db: Db, accountId: string, contactId: string, query?: Q) {
+export async function findContact<Q extends { select?: unknown; include?: unknown }>(
+  db: Db,
+  accountId: string,
+  contactId: string,
+  query?: Q,
+) {
   // An id no database could hold (NUL) names nothing; asking PostgreSQL would be an error.
   if (!isStorableText(contactId)) throw notFound('Contact')
   const contact = await db.contact.findFirst({ ...(query as object), where: { id: contactId, accountId } })

@@ -129,11 +129,20 @@ export function parseContact(input: ContactInput, defaultCountry: string): Parse
 }
 
 /** The stored sort keys and search text of a contact. */
-export function contactKeys(row: { firstName: string; familyName: string; otherNames?: string | null; mobile: string; email?: string | null; organization?: string | null }) {
+export function contactKeys(row: {
+  firstName: string
+  familyName: string
+  otherNames?: string | null
+  mobile: string
+  email?: string | null
+  organization?: string | null
+}) {
   return {
     firstNameKey: row.firstName.toLowerCase(),
     familyNameKey: row.familyName.toLowerCase(),
-    searchText: searchKey([row.firstName, row.familyName, row.otherNames, row.mobile, row.email, row.organization].filter(Boolean).join('\n')),
+    searchText: searchKey(
+      [row.firstName, row.familyName, row.otherNames, row.mobile, row.email, row.organization].filter(Boolean).join('\n'),
+    ),
   }
 }
 

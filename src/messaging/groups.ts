@@ -99,8 +99,7 @@ export async function updateGroup({ db, env }: Pick<Deps, 'db' | 'env'>, account
   }
 }
 
-const codeConflict = () =>
-  new AppError('CONFLICT', 'The opt-in or opt-out code is already used on this SIM (or the name by another group)')
+const codeConflict = () => new AppError('CONFLICT', 'The opt-in or opt-out code is already used on this SIM (or the name by another group)')
 
 /** Keeps SimCode rows equal to the group's codes; the primary key refuses a code used twice on one SIM. */
 async function syncSimCodes(
@@ -166,7 +165,9 @@ export async function listGroups(db: Db, accountId: string, request: Pick<PageRe
     ? Prisma.sql`"accountId" = ${accountId} AND "searchText" LIKE ${`%${request.searchKey}%`}`
     : Prisma.sql`"accountId" = ${accountId}`
   const columns = Prisma.join(GROUP_COLUMNS.map((c) => Prisma.raw(`"${c}"`)))
-  const result = await db.$queryRaw<Record<string, unknown>[]>(Prisma.sql`SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM "Group" WHERE ${where}) t
+  const result = await db.$queryRaw<
+    Record<string, unknown>[]
+  >(Prisma.sql`SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM "Group" WHERE ${where}) t
     LEFT JOIN (SELECT ${columns} FROM "Group" WHERE ${where} ORDER BY "nameKey", "id" LIMIT ${request.perPage} OFFSET ${request.skip}) p ON 1 = 1
     ORDER BY p."nameKey", p."id"`)
   const rows = result

@@ -41,14 +41,18 @@ export function pageRequest(input: PageInput): PageRequest {
   const page = input.page ?? 1
   const requested = input.perPage ?? DEFAULT_PER_PAGE
   const details: ErrorDetail[] = []
-  for (const [field, value] of [['page', page], ['perPage', requested]] as const) {
+  for (const [field, value] of [
+    ['page', page],
+    ['perPage', requested],
+  ] as const) {
     const problem = pageNumberProblem(field, value)
     if (problem) details.push({ field, message: problem })
   }
   const search = input.search ?? ''
   const problem = textProblem(search)
   if (problem) details.push({ field: 'search', message: `search ${problem}` })
-  else if (search.length > MAX_SEARCH_LENGTH) details.push({ field: 'search', message: `search must be at most ${MAX_SEARCH_LENGTH} characters` })
+  else if (search.length > MAX_SEARCH_LENGTH)
+    details.push({ field: 'search', message: `search must be at most ${MAX_SEARCH_LENGTH} characters` })
   if (details.length) throw validationError(details)
   const perPage = Math.min(requested, MAX_PER_PAGE)
   return { page, perPage, search, searchKey: searchKey(search.trim()), skip: (page - 1) * perPage }

@@ -6,7 +6,17 @@ import { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
-import { CONTACT_COLUMNS, MAX_CONTACTS_PER_REQUEST, OPTIONAL_TEXT_FIELDS, contactKeys, type ContactColumn, parseContact, parseContacts, type ContactInput, type ParsedContact } from './contacts.js'
+import {
+  CONTACT_COLUMNS,
+  MAX_CONTACTS_PER_REQUEST,
+  OPTIONAL_TEXT_FIELDS,
+  contactKeys,
+  type ContactColumn,
+  parseContact,
+  parseContacts,
+  type ContactInput,
+  type ParsedContact,
+} from './contacts.js'
 
 const COLUMNS = CONTACT_COLUMNS
 type Column = ContactColumn
@@ -42,7 +52,9 @@ function jsonRows(dbKind: Deps['dbKind'], rows: ContactRow[]): Prisma.Sql {
 /** A set of texts bound as one JSON array, for `IN (...)`; see jsonRows. */
 function jsonTexts(dbKind: Deps['dbKind'], texts: string[]): Prisma.Sql {
   const json = JSON.stringify(texts)
-  return dbKind === 'sqlite' ? Prisma.sql`SELECT value FROM json_each(${json})` : Prisma.sql`SELECT jsonb_array_elements_text(${json}::jsonb)`
+  return dbKind === 'sqlite'
+    ? Prisma.sql`SELECT value FROM json_each(${json})`
+    : Prisma.sql`SELECT jsonb_array_elements_text(${json}::jsonb)`
 }
 
 /** Rows a statement; a chunk's look-up, merge and write hold only its own rows in memory. */
@@ -56,7 +68,8 @@ const MEMBERSHIP_CHUNK = 10_000
  * "+00:00" (@prisma/adapter-better-sqlite3's format); PostgreSQL reads the text into its
  * timestamp(3) column, where the zone suffix of a UTC time changes nothing.
  */
-const timestamp = (dbKind: Deps['dbKind'], date: Date) => (dbKind === 'sqlite' ? date.toISOString().replace('Z', '+00:00') : date.toISOString())
+const timestamp = (dbKind: Deps['dbKind'], date: Date) =>
+  dbKind === 'sqlite' ? date.toISOString().replace('Z', '+00:00') : date.toISOString()
 
 /** What the driver adapter reports for a raw statement that broke a constraint (Prisma's P2010). */
 const adapterErrorKind = (error: unknown) =>
@@ -64,12 +77,16 @@ const adapterErrorKind = (error: unknown) =>
 const errorCode = (error: unknown) => (typeof error === 'object' && error !== null ? (error as { code?: string }).code : undefined)
 
 /** A group referred to went away during the transaction (Prisma's P2003, or the raw statement's). */
-const isForeignKeyViolation = (error: unknown) => errorCode(error) === 'P2003' || adapterErrorKind(error) === 'ForeignKeyConstraintViolation'
+const isForeignKeyViolation = (error: unknown) =>
+  errorCode(error) === 'P2003' || adapterErrorKind(error) === 'ForeignKeyConstraintViolation'
 
 /** Another transaction inserted a mobile this one had just seen missing. */
 class ConcurrentInsert extends Error {}
 const isRetryable = (error: unknown) =>
-  error instanceof ConcurrentInsert || errorCode(error) === 'P2002' || adapterErrorKind(error) === 'UniqueConstraintViolation' || isForeignKeyViolation(error)
+  error instanceof ConcurrentInsert ||
+  errorCode(error) === 'P2002' ||
+  adapterErrorKind(error) === 'UniqueConstraintViolation' ||
+  isForeignKeyViolation(error)
 
 /** The contacts that joined each group (memberships this write created), by group id. */
 export type Joined = Map<string, string[]>
@@ -128,14 +145,16 @@ async function assertGroupsExist(tx: Tx, accountId: string, contacts: ParsedCont
   const wanted = new Set(contacts.flatMap((c) => c.groups))
   if (extraGroupId) wanted.add(extraGroupId)
   if (wanted.size === 0) return
-  const found = new Set(
-    (await tx.group.findMany({ where: { accountId, id: { in: [...wanted] } }, select: { id: true } })).map((g) => g.id),
-  )
+  const found = new Set((await tx.group.findMany({ where: { accountId, id: { in: [...wanted] } }, select: { id: true } })).map((g) => g.id))
   if (extraGroupId && !found.has(extraGroupId)) throw notFound('Group')
   const details: ErrorDetail[] = []
   contacts.forEach((c, i) =>
     c.groups.forEach((g, j) => {
-      if (!found.has(g)) details.push({ field: contacts.length > 1 || extraGroupId ? `contacts[${i}].groups[${j}]` : `groups[${j}]`, message: `unknown group ${g}` })
+      if (!found.has(g))
+        details.push({
+          field: contacts.length > 1 || extraGroupId ? `contacts[${i}].groups[${j}]` : `groups[${j}]`,
+          message: `unknown group ${g}`,
+        })
     }),
   )
   if (details.length) throw validationError(details)
@@ -159,16 +178,23 @@ async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, 
     const chunk = contacts.slice(i, i + CONTACT_CHUNK)
     const existing = await tx.$queryRaw<Record<(typeof STORED)[number], string | null>[]>`
       SELECT ${STORED_COLUMNS} FROM "Contact"
-      WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(dbKind, chunk.map((c) => c.mobile))})
+      WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(
+        dbKind,
+        chunk.map((c) => c.mobile),
+      )})
       ORDER BY "mobile" ${lock}`
     const stored = new Map(existing.map((row) => [row.mobile!, row]))
     const rows = chunk.map((c): ContactRow => {
       const row = stored.get(c.mobile)
-      const merged = row
-        ? { ...row, ...c.fields, mobile: c.mobile }
-        : { ...EMPTY_FIELDS, ...c.fields, id: randomUUID(), mobile: c.mobile }
+      const merged = row ? { ...row, ...c.fields, mobile: c.mobile } : { ...EMPTY_FIELDS, ...c.fields, id: randomUUID(), mobile: c.mobile }
       result.set(c.mobile, { id: merged.id!, created: !row })
-      return { ...merged, ...contactKeys(merged as Parameters<typeof contactKeys>[0]), accountId, createdAt: now, updatedAt: now } as ContactRow
+      return {
+        ...merged,
+        ...contactKeys(merged as Parameters<typeof contactKeys>[0]),
+        accountId,
+        createdAt: now,
+        updatedAt: now,
+      } as ContactRow
     })
     const written = await tx.$queryRaw<{ id: string; mobile: string }[]>`
       INSERT INTO "Contact" (${Prisma.join(COLUMNS.map(ident))})
@@ -222,7 +248,12 @@ export async function saveContact(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, acc
   return { ...saved[0]!, joined }
 }
 
-export async function addContactsToGroup(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, accountId: string, groupId: string, inputs: ContactInput[]) {
+export async function addContactsToGroup(
+  deps: Pick<Deps, 'db' | 'dbKind' | 'env'>,
+  accountId: string,
+  groupId: string,
+  inputs: ContactInput[],
+) {
   if (!isStorableText(groupId)) throw notFound('Group')
   let contacts: ParsedContact[]
   try {

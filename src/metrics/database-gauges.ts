@@ -91,15 +91,25 @@ export function registerDatabaseGauges(metrics: Metrics, { db, clock, logger }: 
     })
   }
 
-  byLabel('gateway_webhook_deliveries', 'Webhook deliveries in the outbox by state (pending, delivered, failed)', 'state', WEBHOOK_STATES, (s) => s.deliveries)
+  byLabel(
+    'gateway_webhook_deliveries',
+    'Webhook deliveries in the outbox by state (pending, delivered, failed)',
+    'state',
+    WEBHOOK_STATES,
+    (s) => s.deliveries,
+  )
   single('gateway_webhook_outbox_pending', 'Webhook deliveries waiting to be pushed', (s) => s.deliveries.get('pending') ?? 0)
-  single(
-    'gateway_webhook_outbox_oldest_pending_age_seconds',
-    'Age of the oldest webhook delivery still pending (0 when none)',
-    (s) => ageSeconds(s.oldestPendingDelivery),
+  single('gateway_webhook_outbox_oldest_pending_age_seconds', 'Age of the oldest webhook delivery still pending (0 when none)', (s) =>
+    ageSeconds(s.oldestPendingDelivery),
   )
   byLabel('gateway_sms_messages', 'SMS messages by delivery status', 'status', DELIVERY_STATUSES, (s) => s.messages)
-  byLabel('gateway_sms_submissions', 'SMS submission outbox rows by state (pending, submitted, refunded)', 'state', SUBMISSION_STATES, (s) => s.submissions)
+  byLabel(
+    'gateway_sms_submissions',
+    'SMS submission outbox rows by state (pending, submitted, refunded)',
+    'state',
+    SUBMISSION_STATES,
+    (s) => s.submissions,
+  )
   single(
     'gateway_sms_submission_oldest_pending_age_seconds',
     'Age of the oldest SMS submission not yet handed to the gateway (0 when none)',

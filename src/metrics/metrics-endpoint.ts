@@ -24,7 +24,9 @@ export function metricsEndpoint(metrics: Metrics, deps: Pick<Deps, 'db' | 'clock
       }
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on /metrics`), 'messaging', requestId, { Allow: 'GET, HEAD' })
+      return errorResponse(new AppError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on /metrics`), 'messaging', requestId, {
+        Allow: 'GET, HEAD',
+      })
     }
     const body = await metrics.registry.metrics()
     return new Response(request.method === 'HEAD' ? null : body, { status: 200, headers: { 'Content-Type': metrics.registry.contentType } })

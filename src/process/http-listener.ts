@@ -60,7 +60,9 @@ export function createListener(
 }
 
 /** Timeouts and limits of the node:http server (docs/operations.md "Shutdown and timeouts"). */
-export function serverOptions(env: Pick<Env, 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'>): ServerOptions {
+export function serverOptions(
+  env: Pick<Env, 'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'>,
+): ServerOptions {
   return {
     // A client that trickles its request head (slowloris) is cut after this.
     headersTimeout: env.HTTP_HEADERS_TIMEOUT_MS,

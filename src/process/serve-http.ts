@@ -20,8 +20,8 @@ import { RUN_WORKER_LOOP } from './cluster.js'
  */
 export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: unknown, line: string | null) => never) {
   const metrics = createMetrics()
-  const database = await openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env), onQueryEvent: metrics.observeQuery }).catch((error: unknown) =>
-    exitAtStart(error, describeStartupError(error, env.DATABASE_URL)),
+  const database = await openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env), onQueryEvent: metrics.observeQuery }).catch(
+    (error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)),
   )
   const deps = createDeps(database, env, { logger })
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
@@ -51,7 +51,12 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
   server.listen(env.PORT, env.HOST, () => {
     const { port } = server.address() as AddressInfo
     logger.info(
-      { url: `http://${env.HOST}:${port}`, graphql: '/graphql', database: database.kind, worker: cluster.isWorker ? workerId : env.WORKER_ENABLED },
+      {
+        url: `http://${env.HOST}:${port}`,
+        graphql: '/graphql',
+        database: database.kind,
+        worker: cluster.isWorker ? workerId : env.WORKER_ENABLED,
+      },
       'listening',
     )
   })

@@ -16,7 +16,9 @@ function exitAtStart(error: unknown, line: string | null): never {
 
 // Migrations run once per start: here in a single process, or in the primary before it forks.
 if (cluster.isPrimary) {
-  const applied = await applyMigrations(env.DATABASE_URL).catch((error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)))
+  const applied = await applyMigrations(env.DATABASE_URL).catch((error: unknown) =>
+    exitAtStart(error, describeStartupError(error, env.DATABASE_URL)),
+  )
   if (applied.length) logger.info({ applied }, 'migrations applied')
 }
 

@@ -29,7 +29,8 @@ export function startWorker(deps: Deps) {
     async () => {
       try {
         const r = await runWorkerTick(deps, owner, dispatcher)
-        if (r.submissions.claimed || r.events || ('started' in r.deliveries ? r.deliveries.started : r.deliveries.claimed)) deps.logger.debug(r, 'worker tick')
+        if (r.submissions.claimed || r.events || ('started' in r.deliveries ? r.deliveries.started : r.deliveries.claimed))
+          deps.logger.debug(r, 'worker tick')
       } catch (error) {
         deps.logger.error({ err: error }, 'worker tick failed')
       }

@@ -22,7 +22,11 @@ export type InboundAction = 'SUBSCRIBED' | 'UNSUBSCRIBED' | 'IGNORED'
  * new; its opt-out code unsubscribes. The group's autoresponse goes back as an SMS with its own
  * delivery report. Anything else is ignored.
  */
-export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>, accountId: string, input: InboundSms) {
+export async function handleInboundSms(
+  deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  accountId: string,
+  input: InboundSms,
+) {
   const rules = new InputRules()
   const to = rules.required('to', input.to, 64)
   const rawFrom = rules.required('from', input.from, 64)
@@ -36,7 +40,8 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
   const match = code
     ? await deps.db.simCode.findUnique({ where: { accountId_sim_code: { accountId, sim, code } }, include: { group: true } })
     : null
-  if (!match || !match.group.subscribable) return { action: 'IGNORED' as InboundAction, groupId: null, contactId: null, autoresponseId: null }
+  if (!match || !match.group.subscribable)
+    return { action: 'IGNORED' as InboundAction, groupId: null, contactId: null, autoresponseId: null }
 
   const now = deps.clock.now()
   const joining = match.kind === 'optin'
@@ -50,22 +55,43 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
       let contact = await tx.contact.findUnique({ where: { accountId_mobile: { accountId, mobile: from } }, select: { id: true } })
       if (contact || joining) {
         contact ??= await tx.contact.create({
-          data: { accountId, mobile: from, firstName: from, familyName: '', ...contactKeys({ firstName: from, familyName: '', mobile: from }) },
+          data: {
+            accountId,
+            mobile: from,
+            firstName: from,
+            familyName: '',
+            ...contactKeys({ firstName: from, familyName: '', mobile: from }),
+          },
           select: { id: true },
         })
         const key = { groupId_contactId: { groupId: match.groupId, contactId: contact.id } }
         if (joining) {
-          await tx.membership.upsert({ where: key, create: { groupId: match.groupId, contactId: contact.id, selfSubscribed: true }, update: { selfSubscribed: true } })
+          await tx.membership.upsert({
+            where: key,
+            create: { groupId: match.groupId, contactId: contact.id, selfSubscribed: true },
+            update: { selfSubscribed: true },
+          })
         } else {
           await tx.membership.deleteMany({ where: { groupId: match.groupId, contactId: contact.id } })
         }
         await tx.subscriptionEvent.create({
-          data: { groupId: match.groupId, contactId: contact.id, kind: joining ? 'join' : 'leave', sim: to!, text: input.text, createdAt: now },
+          data: {
+            groupId: match.groupId,
+            contactId: contact.id,
+            kind: joining ? 'join' : 'leave',
+            sim: to!,
+            text: input.text,
+            createdAt: now,
+          },
         })
       }
       let autoresponseId: string | null = null
       if (reply) {
-        const sent = await sendSms({ ...deps, db: onTransaction(tx), events: later.events }, accountId, { to: from, message: reply, sender: match.group.subscriptionSim })
+        const sent = await sendSms({ ...deps, db: onTransaction(tx), events: later.events }, accountId, {
+          to: from,
+          message: reply,
+          sender: match.group.subscriptionSim,
+        })
         autoresponseId = sent.id
       }
       return {
@@ -80,7 +106,15 @@ export async function handleInboundSms(deps: Pick<Deps, 'db' | 'env' | 'clock' |
   )
   // Committed: the live subscriptions hear of the join or leave and of the autoresponse's status.
   if (result.contactId) {
-    const event: MembershipEvent = { accountId, groupId: match.groupId, kind: joining ? 'join' : 'leave', via: 'sms', contactIds: [result.contactId], count: 1, at: now.toISOString() }
+    const event: MembershipEvent = {
+      accountId,
+      groupId: match.groupId,
+      kind: joining ? 'join' : 'leave',
+      via: 'sms',
+      contactIds: [result.contactId],
+      count: 1,
+      at: now.toISOString(),
+    }
     await publishQuietly(deps, TOPIC.groupMembership, event)
   }
   await later.flush()

@@ -8,7 +8,11 @@ import { publishStatusChanges, statusChanges } from '../live/status-events.js'
  * so that several instances never apply one twice; a claim left by a dead process is taken over
  * when its lease runs out.
  */
-export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'env'> & Partial<Pick<Deps, 'events' | 'logger'>>, owner: string, limit = 500): Promise<number> {
+export async function applyDueCarrierEvents(
+  deps: Pick<Deps, 'db' | 'clock' | 'env'> & Partial<Pick<Deps, 'events' | 'logger'>>,
+  owner: string,
+  limit = 500,
+): Promise<number> {
   const { db } = deps
   const now = deps.clock.now()
   const due = { dueAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
@@ -28,13 +32,18 @@ export async function applyDueCarrierEvents(deps: Pick<Deps, 'db' | 'clock' | 'e
       .$transaction(async (tx) => {
         const { count } = await tx.scheduledCarrierEvent.deleteMany({ where: { id: event.id, leaseOwner: token } })
         if (!count) return
-        await applyStatusChange(tx, event.messageId, {
-          status: mapCarrierStatus(event.carrierStatus),
-          carrierStatus: event.carrierStatus,
-          carrierErrorCode: event.errorCode,
-          mccmnc: event.mccmnc,
-          at: deps.clock.now(),
-        }, changes)
+        await applyStatusChange(
+          tx,
+          event.messageId,
+          {
+            status: mapCarrierStatus(event.carrierStatus),
+            carrierStatus: event.carrierStatus,
+            carrierErrorCode: event.errorCode,
+            mccmnc: event.mccmnc,
+            at: deps.clock.now(),
+          },
+          changes,
+        )
       })
       .then(() => publishStatusChanges(deps, changes))
       // The message is gone (account deleted): the event has nothing left to report.

@@ -1,7 +1,18 @@
 import { validationError } from '../core/errors.js'
 
 /** The ten documented delivery status codes. */
-export const DELIVERY_STATUSES = ['DELIVRD', 'UNDELIV', 'EXPIRED', 'REJECTD', 'UNKNOWN', 'PENDING', 'FAILED', 'NOCREDT', 'DND', 'SENT'] as const
+export const DELIVERY_STATUSES = [
+  'DELIVRD',
+  'UNDELIV',
+  'EXPIRED',
+  'REJECTD',
+  'UNKNOWN',
+  'PENDING',
+  'FAILED',
+  'NOCREDT',
+  'DND',
+  'SENT',
+] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
 /** Every status but PENDING and SENT ends the report (`done: true`). */

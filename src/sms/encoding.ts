@@ -24,7 +24,14 @@ export function segment(text: string): Segmentation {
     const widths = chars.map((c) => (extension.has(c) ? 2 : 1))
     return { encoding: 'GSM_7', ...pack(widths, 160, 153) }
   }
-  return { encoding: 'UCS_2', ...pack(chars.map((c) => c.length), 70, 67) }
+  return {
+    encoding: 'UCS_2',
+    ...pack(
+      chars.map((c) => c.length),
+      70,
+      67,
+    ),
+  }
 }
 
 /** Fills pages greedily without splitting an escape pair or a surrogate pair across two pages. */

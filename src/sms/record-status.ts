@@ -94,7 +94,11 @@ export interface CarrierReport {
 }
 
 /** The connector entry point for status changes. `accountId` scopes the lookup when given. */
-export async function recordCarrierStatus(deps: Pick<Deps, 'db' | 'clock'> & Partial<Pick<Deps, 'events' | 'logger'>>, report: CarrierReport, accountId?: string) {
+export async function recordCarrierStatus(
+  deps: Pick<Deps, 'db' | 'clock'> & Partial<Pick<Deps, 'events' | 'logger'>>,
+  report: CarrierReport,
+  accountId?: string,
+) {
   const { db, clock } = deps
   // Text no database can store or compare (NUL, lone surrogates) is refused before any query.
   const details = (['messageId', 'gateway', 'gatewayMessageId', 'status', 'errorCode', 'mccmnc'] as const).flatMap((field) => {
@@ -110,13 +114,18 @@ export async function recordCarrierStatus(deps: Pick<Deps, 'db' | 'clock'> & Par
   const result = await db.$transaction(async (tx) => {
     const message = await tx.message.findFirst({ where: { ...where, ...(accountId ? { accountId } : {}) }, select: { id: true } })
     if (!message) throw notFound('Message')
-    const applied = await applyStatusChange(tx, message.id, {
-      status,
-      carrierStatus: report.status.trim().toUpperCase(),
-      carrierErrorCode: report.errorCode ?? null,
-      mccmnc: report.mccmnc,
-      at: report.at ?? clock.now(),
-    }, changes)
+    const applied = await applyStatusChange(
+      tx,
+      message.id,
+      {
+        status,
+        carrierStatus: report.status.trim().toUpperCase(),
+        carrierErrorCode: report.errorCode ?? null,
+        mccmnc: report.mccmnc,
+        at: report.at ?? clock.now(),
+      },
+      changes,
+    )
     return { messageId: message.id, status, applied }
   })
   await publishStatusChanges(deps, changes)

@@ -153,4 +153,8 @@ async function findByKey(deps: Pick<Deps, 'db'>, accountId: string, key: string,
   return { id: first.id, status: first.status, replayed: true }
 }
 
-const defaultSender = (accountName: string) => accountName.replace(/[^A-Za-z0-9 ]/g, '').trim().slice(0, 11) || 'SMS'
+const defaultSender = (accountName: string) =>
+  accountName
+    .replace(/[^A-Za-z0-9 ]/g, '')
+    .trim()
+    .slice(0, 11) || 'SMS'

@@ -31,7 +31,14 @@ export async function submitHeld(deps: SubmitDeps, messageId: string, token: str
   let accepted: Awaited<ReturnType<typeof gateway.submit>>
   try {
     accepted = await gateway.submit(
-      { id: messageId, to: message.mobile, sender: message.sender, text: message.text, encoding: message.encoding as 'GSM_7' | 'UCS_2', pages: message.pages },
+      {
+        id: messageId,
+        to: message.mobile,
+        sender: message.sender,
+        text: message.text,
+        encoding: message.encoding as 'GSM_7' | 'UCS_2',
+        pages: message.pages,
+      },
       { db, now: deps.clock.now() },
     )
   } catch (error) {
@@ -40,7 +47,13 @@ export async function submitHeld(deps: SubmitDeps, messageId: string, token: str
       const attempts = message.submission.attempts + 1
       const { count } = await db.smsSubmission.updateMany({
         where: held,
-        data: { attempts, nextAttemptAt: new Date(deps.clock.now().getTime() + submitBackoffMs(attempts)), leaseUntil: null, leaseOwner: null, lastError: reason },
+        data: {
+          attempts,
+          nextAttemptAt: new Date(deps.clock.now().getTime() + submitBackoffMs(attempts)),
+          leaseUntil: null,
+          leaseOwner: null,
+          lastError: reason,
+        },
       })
       deps.logger.info({ messageId, attempts, error: reason }, 'gateway submit failed; retrying')
       return count ? 'RETRYING' : 'LOST'
@@ -103,7 +116,12 @@ export async function claimDueSubmissions(deps: Pick<Deps, 'db' | 'clock' | 'env
   const { db } = deps
   const now = deps.clock.now()
   const due = { state: 'pending', nextAttemptAt: { lte: now }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
-  const candidates = await db.smsSubmission.findMany({ where: due, orderBy: { nextAttemptAt: 'asc' }, take: limit, select: { messageId: true } })
+  const candidates = await db.smsSubmission.findMany({
+    where: due,
+    orderBy: { nextAttemptAt: 'asc' },
+    take: limit,
+    select: { messageId: true },
+  })
   if (!candidates.length) return { token: '', claimed: [] }
   const token = leaseToken(owner, now)
   await db.smsSubmission.updateMany({
@@ -167,7 +185,14 @@ async function finishPastDeadline(deps: SubmitDeps, messageId: string, token: st
   if (message?.carrierStatus) {
     const accepted = await deps.gateway
       .submit(
-        { id: messageId, to: message.mobile, sender: message.sender, text: message.text, encoding: message.encoding as 'GSM_7' | 'UCS_2', pages: message.pages },
+        {
+          id: messageId,
+          to: message.mobile,
+          sender: message.sender,
+          text: message.text,
+          encoding: message.encoding as 'GSM_7' | 'UCS_2',
+          pages: message.pages,
+        },
         { db, now: deps.clock.now() },
       )
       .catch(() => null)

@@ -11,7 +11,9 @@ const LINKS: [href: string, label: string, what: string][] = [
 ]
 
 export function homePage(): string {
-  const items = LINKS.map(([href, label, what]) => `      <li><a href="${escapeHtml(href)}">${escapeHtml(label)}</a>: ${escapeHtml(what)}</li>`).join('\n')
+  const items = LINKS.map(
+    ([href, label, what]) => `      <li><a href="${escapeHtml(href)}">${escapeHtml(label)}</a>: ${escapeHtml(what)}</li>`,
+  ).join('\n')
   return `<!doctype html>
 <html lang="en">
   <head>

@@ -22,7 +22,12 @@ export function createWebRoutes(routes: RestRoute[]) {
   const reference = apiReferencePage()
 
   function openapi(request: Request): Response {
-    const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-cache', ETag: openapiEtag, 'Access-Control-Allow-Origin': '*' }
+    const headers = {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      ETag: openapiEtag,
+      'Access-Control-Allow-Origin': '*',
+    }
     if (etagMatches(request.headers.get('if-none-match'), openapiEtag)) return new Response(null, { status: 304, headers })
     return new Response(openapiText, { headers })
   }

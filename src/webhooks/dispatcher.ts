@@ -61,12 +61,21 @@ export async function claimDueDeliveries(
 ) {
   const now = clock.now()
   const free = { OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
-  const leased = await db.webhookDelivery.groupBy({ by: ['accountId'], where: { state: 'pending', leaseUntil: { gte: now } }, _count: { _all: true } })
+  const leased = await db.webhookDelivery.groupBy({
+    by: ['accountId'],
+    where: { state: 'pending', leaseUntil: { gte: now } },
+    _count: { _all: true },
+  })
   const busy = new Map(leased.map((row) => [row.accountId, row._count._all]))
   const paused = await db.webhookEndpoint.findMany({ where: { pausedUntil: { gt: now } }, select: { accountId: true } })
   const skipped = [...[...busy].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId), ...paused.map((e) => e.accountId)]
   const due = { state: 'pending', nextAttemptAt: { lte: now }, ...free, ...(skipped.length ? { accountId: { notIn: skipped } } : {}) }
-  const candidates = await db.webhookDelivery.findMany({ where: due, orderBy: { nextAttemptAt: 'asc' }, take: limit * 4, select: { id: true, accountId: true } })
+  const candidates = await db.webhookDelivery.findMany({
+    where: due,
+    orderBy: { nextAttemptAt: 'asc' },
+    take: limit * 4,
+    select: { id: true, accountId: true },
+  })
   const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (busy.get(accountId) ?? 0))
   if (!picked.length) return []
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
@@ -121,7 +130,8 @@ async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, tim
   const endpoint = delivery.account.webhook
   const base = { delivery, statusCode: null, durationMs: 0, ok: false, gone: false, retryAfterMs: 0 }
   if (!endpoint) return { ...base, url: '', error: 'no webhook registered' }
-  if (endpoint.disabledAt) return { ...base, url: endpoint.url, error: `webhook disabled: ${endpoint.disabledReason ?? 'it answered 410 Gone'}` }
+  if (endpoint.disabledAt)
+    return { ...base, url: endpoint.url, error: `webhook disabled: ${endpoint.disabledReason ?? 'it answered 410 Gone'}` }
   // got skips the lookup for an address literal, so those are checked here.
   const host = new URL(endpoint.url).hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) && !deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS && !isPublicAddress(host)) {
@@ -174,7 +184,10 @@ export const MAX_RESPONSE_BYTES = 64 * 1024
  * connection is cut. got's promise API would buffer the whole body, however large: a receiver that
  * streamed a gigabyte took the server's memory with it.
  */
-function postBounded(url: string, options: OptionsInit): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
+function postBounded(
+  url: string,
+  options: OptionsInit,
+): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const stream = got.stream.post(url, { ...options, isStream: true })
     let read = 0
@@ -199,7 +212,10 @@ function postBounded(url: string, options: OptionsInit): Promise<{ statusCode: n
  * Results that complete together share one commit (one connection, not one per POST: the API's
  * requests share the pool).
  */
-export async function dispatchBatch(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions): Promise<DispatchResult> {
+export async function dispatchBatch(
+  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
+  options: DispatchOptions,
+): Promise<DispatchResult> {
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
   const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200, leaseMs, options.perEndpoint)
   const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
@@ -329,7 +345,11 @@ async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outco
       })
     }
     const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
-    if (gone.length) await tx.webhookEndpoint.updateMany({ where: { accountId: { in: gone } }, data: { disabledAt: now, disabledReason: 'it answered 410 Gone' } })
+    if (gone.length)
+      await tx.webhookEndpoint.updateMany({
+        where: { accountId: { in: gone } },
+        data: { disabledAt: now, disabledReason: 'it answered 410 Gone' },
+      })
     // The endpoints' health: attempts that reached (or tried to reach) a live endpoint count.
     const byEndpoint = new Map<string, { snapshot: EndpointSnapshot; ok: number; failed: number }>()
     for (const o of outcomes) {
@@ -346,7 +366,8 @@ async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outco
     }
   })
   for (const { accountId, reason } of disabled) deps.logger.warn({ accountId, reason }, 'webhook endpoint disabled')
-  for (const o of outcomes.filter((o) => !o.ok)) deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
+  for (const o of outcomes.filter((o) => !o.ok))
+    deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
 }
 
 /**

@@ -24,14 +24,23 @@ export function pauseFor(failures: number): number {
  * healthy again; only failures add to its run, pause it once the run is long enough, and disable it
  * once the run is DISABLE_AFTER_MS old. Returns the reason when this disabled it.
  */
-export async function recordEndpointHealth(tx: Tx, accountId: string, snapshot: EndpointSnapshot, outcome: { ok: number; failed: number }, now: Date) {
+export async function recordEndpointHealth(
+  tx: Tx,
+  accountId: string,
+  snapshot: EndpointSnapshot,
+  outcome: { ok: number; failed: number },
+  now: Date,
+) {
   if (outcome.ok) {
     if (snapshot.failures || snapshot.pausedUntil) {
       await tx.webhookEndpoint.updateMany({ where: { accountId }, data: { failures: 0, failingSince: null, pausedUntil: null } })
     }
     return null
   }
-  const current = await tx.webhookEndpoint.findUnique({ where: { accountId }, select: { failures: true, failingSince: true, disabledAt: true } })
+  const current = await tx.webhookEndpoint.findUnique({
+    where: { accountId },
+    select: { failures: true, failingSince: true, disabledAt: true },
+  })
   if (!current || current.disabledAt) return null
   const failures = current.failures + outcome.failed
   const failingSince = current.failingSince ?? now

@@ -36,7 +36,15 @@ export async function redeliver({ db, clock }: Pick<Deps, 'db' | 'clock'>, accou
   if (!isStorableText(deliveryId)) throw notFound('Webhook delivery')
   const { count } = await db.webhookDelivery.updateMany({
     where: { id: deliveryId, accountId },
-    data: { state: 'pending', attempts: 0, nextAttemptAt: clock.now(), leaseUntil: null, leaseOwner: null, finishedAt: null, lastError: null },
+    data: {
+      state: 'pending',
+      attempts: 0,
+      nextAttemptAt: clock.now(),
+      leaseUntil: null,
+      leaseOwner: null,
+      finishedAt: null,
+      lastError: null,
+    },
   })
   if (!count) throw notFound('Webhook delivery')
   return db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } })

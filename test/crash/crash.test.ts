@@ -57,7 +57,12 @@ interface Setup {
   editGroup: string
 }
 
-async function call(server: ServerProcess, key: string, path: string, init: { method: string; body?: unknown; headers?: Record<string, string> }) {
+async function call(
+  server: ServerProcess,
+  key: string,
+  path: string,
+  init: { method: string; body?: unknown; headers?: Record<string, string> },
+) {
   const res = await fetch(`${server.url}${path}`, {
     method: init.method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
@@ -96,7 +101,19 @@ describe.each(targets)('crash safety on $name', (target) => {
     const hooks = await createAccount(deps, { name: 'Hooks' })
     await setWebhook(deps, hooks.account.id, receiver.url)
     const hookMessage = await deps.db.message.create({
-      data: { accountId: hooks.account.id, mobile: '+254712345678', sender: 'X', text: 'x', encoding: 'GSM_7', pages: 1, costPerPage: 0n, creditsDeducted: 0n, gateway: 'sandbox', status: 'SENT', broadcastAt: new Date() },
+      data: {
+        accountId: hooks.account.id,
+        mobile: '+254712345678',
+        sender: 'X',
+        text: 'x',
+        encoding: 'GSM_7',
+        pages: 1,
+        costPerPage: 0n,
+        creditsDeducted: 0n,
+        gateway: 'sandbox',
+        status: 'SENT',
+        broadcastAt: new Date(),
+      },
     })
     let updates = 0
 
@@ -176,9 +193,11 @@ describe.each(targets)('crash safety on $name', (target) => {
       const t = tallies['webhook delivery']
       const deliveries = await deps.db.webhookDelivery.findMany({ select: { id: true, state: true } })
       const received = new Map<string, number>()
-      for (const r of receiver.received) received.set(r.headers['webhook-id'] as string, (received.get(r.headers['webhook-id'] as string) ?? 0) + 1)
+      for (const r of receiver.received)
+        received.set(r.headers['webhook-id'] as string, (received.get(r.headers['webhook-id'] as string) ?? 0) + 1)
       // A delivery is marked delivered only after the receiver answered 2xx.
-      for (const d of deliveries.filter((d) => d.state === 'delivered')) t.check(received.has(d.id), `delivery ${d.id} marked delivered, never received`)
+      for (const d of deliveries.filter((d) => d.state === 'delivered'))
+        t.check(received.has(d.id), `delivery ${d.id} marked delivered, never received`)
       if (!final) return
       for (const d of deliveries) t.check(received.has(d.id), `delivery ${d.id} never received`)
       // What kill k makes the dispatcher send again: the POSTs the receiver got during that life
@@ -189,7 +208,10 @@ describe.each(targets)('crash safety on $name', (target) => {
         const got = receiver.received.filter((r) => r.at >= life.start && r.at <= life.kill).length
         const recorded = attempts.filter((a) => a.createdAt.getTime() >= life.start && a.createdAt.getTime() <= life.kill).length
         duplicatesPerKill.push(got - recorded)
-        t.check(got - recorded <= DISPATCH_CONCURRENCY, `a kill left ${got - recorded} deliveries sent but unrecorded (> ${DISPATCH_CONCURRENCY})`)
+        t.check(
+          got - recorded <= DISPATCH_CONCURRENCY,
+          `a kill left ${got - recorded} deliveries sent but unrecorded (> ${DISPATCH_CONCURRENCY})`,
+        )
       }
     }
   }, 600_000)
@@ -198,8 +220,13 @@ describe.each(targets)('crash safety on $name', (target) => {
     const dups = duplicatesPerKill.length ? duplicatesPerKill : [0]
     for (const s of SCENARIOS) {
       const t = tallies[s]
-      const extra = s === 'webhook delivery' ? `, duplicates per kill max ${Math.max(...dups)} mean ${(dups.reduce((a, b) => a + b, 0) / dups.length).toFixed(1)} (bound ${DISPATCH_CONCURRENCY})` : ''
-      console.log(`crash ${target.name} ${s}: ${t.kills} kills, ${t.work} operations, ${t.checks} invariant checks, ${t.violations.length} violations${extra}`)
+      const extra =
+        s === 'webhook delivery'
+          ? `, duplicates per kill max ${Math.max(...dups)} mean ${(dups.reduce((a, b) => a + b, 0) / dups.length).toFixed(1)} (bound ${DISPATCH_CONCURRENCY})`
+          : ''
+      console.log(
+        `crash ${target.name} ${s}: ${t.kills} kills, ${t.work} operations, ${t.checks} invariant checks, ${t.violations.length} violations${extra}`,
+      )
     }
     const mean = restartMs.reduce((a, b) => a + b, 0) / Math.max(1, restartMs.length)
     console.log(`crash ${target.name}: ${restartMs.length} server starts, mean ${Math.round(mean)} ms to ready`)
@@ -262,7 +289,10 @@ class SmsBursts {
       })
     const before = new Map<string, string | undefined>()
     for (const key of unanswered) {
-      const first = await deps.db.message.findFirst({ where: { accountId: this.setup.accountId, idempotencyKey: key }, select: { id: true } })
+      const first = await deps.db.message.findFirst({
+        where: { accountId: this.setup.accountId, idempotencyKey: key },
+        select: { id: true },
+      })
       before.set(key, first?.id)
     }
     let answers = await Promise.all(unanswered.map(async (key) => [key, await replayOnce(key)] as const))
@@ -300,12 +330,16 @@ class SmsBursts {
         },
       }),
     ])
-    t.check(account.creditBalance === CREDIT - (held._sum.creditsDeducted ?? 0n), `balance ${account.creditBalance} != credit - held ${held._sum.creditsDeducted}`)
+    t.check(
+      account.creditBalance === CREDIT - (held._sum.creditsDeducted ?? 0n),
+      `balance ${account.creditBalance} != credit - held ${held._sum.creditsDeducted}`,
+    )
     const byKey = new Map(messages.map((m) => [m.idempotencyKey, m]))
     for (const [key, id] of this.keys) if (id) t.check(byKey.get(key)?.id === id, `answered message ${id} (${key}) lost`)
     for (const m of messages) {
       const state = m.submission?.state
-      if (state === 'refunded') t.check(m.status === 'FAILED' && m.done && m.creditsDeducted === 0n, `refunded ${m.id} is ${m.status} holding ${m.creditsDeducted}`)
+      if (state === 'refunded')
+        t.check(m.status === 'FAILED' && m.done && m.creditsDeducted === 0n, `refunded ${m.id} is ${m.status} holding ${m.creditsDeducted}`)
       else t.check(m.creditsDeducted === PRICE, `${m.id} (${state}) holds ${m.creditsDeducted}`)
       if (state === 'submitted') t.check(m.gatewayMessageId === `sandbox-${m.id}`, `submitted ${m.id} has gateway id ${m.gatewayMessageId}`)
       t.check(m.updates.filter((u) => u.status !== 'PENDING' && u.status !== 'SENT').length <= 1, `${m.id} has two final reports`)
@@ -339,7 +373,10 @@ class ContactBatches {
         organization: batch.marker,
       }))
       try {
-        const request = call(server, this.setup.key, `/api/contact/group/${this.setup.batchGroup}/add-contacts`, { method: 'POST', body: { contacts } })
+        const request = call(server, this.setup.key, `/api/contact/group/${this.setup.batchGroup}/add-contacts`, {
+          method: 'POST',
+          body: { contacts },
+        })
         this.started = true
         const res = await request
         batch.answered = res.status === 200
@@ -387,7 +424,13 @@ class GroupEdits {
       try {
         const res = await call(server, this.setup.key, `/api/contact/group/${this.setup.editGroup}/update`, {
           method: 'PATCH',
-          body: { name: `Edit ${k}`, description: `Desc ${k}`, subscription_sim: '+254700000999', optin_code: `in${k}`, optout_code: `out${k}` },
+          body: {
+            name: `Edit ${k}`,
+            description: `Desc ${k}`,
+            subscription_sim: '+254700000999',
+            optin_code: `in${k}`,
+            optout_code: `out${k}`,
+          },
         })
         if (res.status === 200) this.lastAnswered = k
         this.sent++
@@ -404,8 +447,14 @@ class GroupEdits {
     t.check(k >= this.lastAnswered && k <= this.k, `group shows edit ${k}; last answered ${this.lastAnswered}, last sent ${this.k}`)
     t.check(group.description === `Desc ${k}`, `name of edit ${k} with description ${group.description}`)
     if (k > 0) {
-      t.check(group.optinCode === `in${k}` && group.optoutCode === `out${k}`, `name of edit ${k} with codes ${group.optinCode}/${group.optoutCode}`)
-      t.check(codes.map((c) => `${c.kind}:${c.code}`).join(',') === `optin:in${k},optout:out${k}`, `SIM codes ${codes.map((c) => c.code)} for edit ${k}`)
+      t.check(
+        group.optinCode === `in${k}` && group.optoutCode === `out${k}`,
+        `name of edit ${k} with codes ${group.optinCode}/${group.optoutCode}`,
+      )
+      t.check(
+        codes.map((c) => `${c.kind}:${c.code}`).join(',') === `optin:in${k},optout:out${k}`,
+        `SIM codes ${codes.map((c) => c.code)} for edit ${k}`,
+      )
     }
   }
 }

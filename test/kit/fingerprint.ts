@@ -6,10 +6,32 @@
 import type { TestKit } from './kit.js'
 
 const TABLES = [
-  'Account', 'ApiKey', 'Group', 'SimCode', 'Contact', 'Membership', 'SubscriptionEvent', 'Message', 'SmsSubmission',
-  'MessageStatusUpdate', 'ScheduledCarrierEvent', 'WebhookEndpoint', 'WebhookDelivery', 'WebhookAttempt',
-  'Channel', 'Program', 'WeeklySlot', 'Episode', 'Airing', 'Video', 'ScheduledBroadcast', 'LiveBroadcast', 'Playlist',
-  'PlaylistItem', 'TimeBelt', 'Catchup',
+  'Account',
+  'ApiKey',
+  'Group',
+  'SimCode',
+  'Contact',
+  'Membership',
+  'SubscriptionEvent',
+  'Message',
+  'SmsSubmission',
+  'MessageStatusUpdate',
+  'ScheduledCarrierEvent',
+  'WebhookEndpoint',
+  'WebhookDelivery',
+  'WebhookAttempt',
+  'Channel',
+  'Program',
+  'WeeklySlot',
+  'Episode',
+  'Airing',
+  'Video',
+  'ScheduledBroadcast',
+  'LiveBroadcast',
+  'Playlist',
+  'PlaylistItem',
+  'TimeBelt',
+  'Catchup',
 ]
 const UPDATED = ['Group', 'Contact', 'Message', 'WebhookEndpoint', 'Channel']
 

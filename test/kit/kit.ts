@@ -121,7 +121,9 @@ export class TestKit {
   async gql(query: string, variables: Record<string, unknown> = {}, key?: string) {
     const result = await this.graphql(query, variables, key)
     if (result.errors?.length || !result.data) {
-      throw new Error(`GraphQL operation failed\n--- query\n${query}\n--- variables\n${JSON.stringify(variables, null, 2)}\n--- response\n${JSON.stringify(result, null, 2)}`)
+      throw new Error(
+        `GraphQL operation failed\n--- query\n${query}\n--- variables\n${JSON.stringify(variables, null, 2)}\n--- response\n${JSON.stringify(result, null, 2)}`,
+      )
     }
     return result.data
   }

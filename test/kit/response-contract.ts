@@ -14,7 +14,10 @@ function toDefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(toDefs)
   if (value && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '#/$defs/') : toDefs(v)]),
+      Object.entries(value).map(([k, v]) => [
+        k,
+        k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', '#/$defs/') : toDefs(v),
+      ]),
     )
   }
   return value
@@ -81,7 +84,8 @@ export class ResponseContract {
       return this.validate(`error:${channel}`, schema, body, where, status)
     }
     const response = this.resolve<Json | undefined>(operation.responses[status])
-    if (!response) return `${where} answered ${status}, which the OpenAPI document does not list for it (listed: ${Object.keys(operation.responses).join(', ')})\nbody: ${JSON.stringify(body)}`
+    if (!response)
+      return `${where} answered ${status}, which the OpenAPI document does not list for it (listed: ${Object.keys(operation.responses).join(', ')})\nbody: ${JSON.stringify(body)}`
     const content: Record<string, { schema?: unknown }> = response.content ?? {}
     const types = Object.keys(content)
     if (!types.length) return hasBody ? `${where} answered ${status} with a body, but the document says it has none` : null

@@ -51,7 +51,10 @@ export class Seed implements PromiseLike<Seeded> {
     return this
   }
 
-  then<A = Seeded, B = never>(onfulfilled?: ((value: Seeded) => A | PromiseLike<A>) | null, onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null) {
+  then<A = Seeded, B = never>(
+    onfulfilled?: ((value: Seeded) => A | PromiseLike<A>) | null,
+    onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ) {
     return this.run().then(onfulfilled, onrejected)
   }
 

@@ -15,7 +15,10 @@ export interface SpawnOptions {
 }
 
 /** Starts the server with `env` over the test process's environment (PORT 0, LOG_LEVEL info, no rate limit unless given). */
-export function spawnServer(env: Record<string, string | undefined>, { command = [process.execPath, '--import', 'tsx', 'src/process/server.ts'], detached = false, stdout = 'pipe' }: SpawnOptions = {}) {
+export function spawnServer(
+  env: Record<string, string | undefined>,
+  { command = [process.execPath, '--import', 'tsx', 'src/process/server.ts'], detached = false, stdout = 'pipe' }: SpawnOptions = {},
+) {
   const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '0', ...env },
     stdio: ['ignore', stdout, 'pipe'],
@@ -39,7 +42,8 @@ export function spawnServer(env: Record<string, string | undefined>, { command =
     for (;;) {
       const line = lines().find((l) => l.msg === 'listening')
       if (line) return line.url as string
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start (exit ${child.exitCode}):\n${out}${err}`)
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`the server did not start (exit ${child.exitCode}):\n${out}${err}`)
       await sleep(50)
     }
   }

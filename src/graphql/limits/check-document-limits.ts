@@ -1,4 +1,13 @@
-import { Kind, visit, BREAK, type DocumentNode, type SelectionSetNode, type FragmentDefinitionNode, type GraphQLError, type GraphQLSchema } from 'graphql'
+import {
+  Kind,
+  visit,
+  BREAK,
+  type DocumentNode,
+  type SelectionSetNode,
+  type FragmentDefinitionNode,
+  type GraphQLError,
+  type GraphQLSchema,
+} from 'graphql'
 import { graphqlLimits, maxIntrospectionListNesting } from './limits.js'
 import { limitError } from './limit-error.js'
 import { measureOperation } from './measure-operation.js'

@@ -16,7 +16,15 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql'
-import { defaultConnectionSize, defaultPagingMaximum, fixedListSize, maxNodeIds, pagingArguments, pagingMaximum, unboundedListSize } from './limits.js'
+import {
+  defaultConnectionSize,
+  defaultPagingMaximum,
+  fixedListSize,
+  maxNodeIds,
+  pagingArguments,
+  pagingMaximum,
+  unboundedListSize,
+} from './limits.js'
 
 export interface OperationMeasure {
   /** Fields the operation can resolve at worst: each field 1, times the length of every list above it. */
@@ -34,12 +42,21 @@ const none: OperationMeasure = { cost: 0, depth: 0, introspectionLists: 0 }
  * once per mode and reused, so fragment fan-out cannot make this slower than the document is long;
  * recursion is bounded by the nesting limit checked before parsing.
  */
-export function measureOperation(schema: GraphQLSchema, fragments: ReadonlyMap<string, FragmentDefinitionNode>, operation: OperationDefinitionNode): OperationMeasure {
+export function measureOperation(
+  schema: GraphQLSchema,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  operation: OperationDefinitionNode,
+): OperationMeasure {
   const memo = new Map<string, OperationMeasure>()
   const visiting = new Set<string>()
 
   /** `edges`: the page size when `set` is the selection of a connection (its edges and nodes lists get that length). */
-  function selectionSet(set: SelectionSetNode, parent: GraphQLNamedType | undefined, introspection: boolean, edges?: number): OperationMeasure {
+  function selectionSet(
+    set: SelectionSetNode,
+    parent: GraphQLNamedType | undefined,
+    introspection: boolean,
+    edges?: number,
+  ): OperationMeasure {
     let cost = 0
     let depth = 0
     let introspectionLists = 0
@@ -114,7 +131,11 @@ function connectionSize(parent: GraphQLNamedType, def: GraphQLField<unknown, unk
   return Math.min(Math.max(given ? n : defaultConnectionSize, 1), max)
 }
 
-function fieldDefinition(schema: GraphQLSchema, parent: GraphQLNamedType | undefined, name: string): GraphQLField<unknown, unknown> | undefined {
+function fieldDefinition(
+  schema: GraphQLSchema,
+  parent: GraphQLNamedType | undefined,
+  name: string,
+): GraphQLField<unknown, unknown> | undefined {
   if (name === '__typename') return TypeNameMetaFieldDef
   if (parent && parent === schema.getQueryType()) {
     if (name === '__schema') return SchemaMetaFieldDef
@@ -150,4 +171,3 @@ function listLength(parent: GraphQLNamedType, def: GraphQLField<unknown, unknown
   if (def.name === 'nodes' && parent.name.endsWith('Page')) return 1
   return unboundedListSize
 }
-

@@ -90,10 +90,15 @@ export function graphqlParamsPlugin(): Plugin {
         endResponse(refusal)
       } else if (request.method === 'GET') {
         setRequestParser((request) => paramsOf(new URL(request.url).searchParams))
-      } else if (request.method === 'POST' && /^application\/x-www-form-urlencoded\s*(;|,|$)/i.test(request.headers.get('content-type') ?? '')) {
+      } else if (
+        request.method === 'POST' &&
+        /^application\/x-www-form-urlencoded\s*(;|,|$)/i.test(request.headers.get('content-type') ?? '')
+      ) {
         setRequestParser(async (request) => paramsOf(new URLSearchParams(await bodyText(request))))
       } else if (request.method === 'POST' && !requestParser) {
-        endResponse(graphqlRefusal(new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json (or application/graphql, or a form)')))
+        endResponse(
+          graphqlRefusal(new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json (or application/graphql, or a form)')),
+        )
       }
     },
     onParams({ params }) {

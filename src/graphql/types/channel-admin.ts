@@ -17,32 +17,37 @@ const announcedAiring = async <T extends { id: number }>(ctx: { deps: Parameters
   return done
 }
 
-const LiveBroadcastRef = builder.objectRef<{ id: number; title: string; description: string; location: string; startedAt: Date; endedAt: Date | null }>('LiveBroadcast').implement({
-  description: 'An unscheduled live broadcast: while it runs it interrupts the playlist in now playing.',
-  fields: (t) => ({
-    id: t.exposeInt('id', { description: 'The live broadcast id.' }),
-    title: t.exposeString('title', { description: 'Title.' }),
-    description: t.exposeString('description', { description: 'Description; empty when none.' }),
-    location: t.exposeString('location', { description: 'Where it comes from; empty when not given.' }),
-    startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When it started.' }),
-    endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true, description: 'When it ended; null while it runs.' }),
-  }),
-})
+const LiveBroadcastRef = builder
+  .objectRef<{ id: number; title: string; description: string; location: string; startedAt: Date; endedAt: Date | null }>('LiveBroadcast')
+  .implement({
+    description: 'An unscheduled live broadcast: while it runs it interrupts the playlist in now playing.',
+    fields: (t) => ({
+      id: t.exposeInt('id', { description: 'The live broadcast id.' }),
+      title: t.exposeString('title', { description: 'Title.' }),
+      description: t.exposeString('description', { description: 'Description; empty when none.' }),
+      location: t.exposeString('location', { description: 'Where it comes from; empty when not given.' }),
+      startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When it started.' }),
+      endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true, description: 'When it ended; null while it runs.' }),
+    }),
+  })
 
-const AiringFeedRef = builder.objectRef<{ id: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }>('AiringFeed').implement({
-  description: "An airing's operator-set state: cancellation and its live feed.",
-  fields: (t) => ({
-    id: t.exposeInt('id', { description: 'The airing id.' }),
-    cancelled: t.exposeBoolean('cancelled', { description: 'Cancelled by the operator.' }),
-    wentLiveAt: t.expose('wentLiveAt', { type: 'DateTime', nullable: true, description: 'When its live feed first arrived.' }),
-    liveEndedAt: t.expose('liveEndedAt', { type: 'DateTime', nullable: true, description: 'When its live feed ended.' }),
-  }),
-})
+const AiringFeedRef = builder
+  .objectRef<{ id: number; cancelled: boolean; wentLiveAt: Date | null; liveEndedAt: Date | null }>('AiringFeed')
+  .implement({
+    description: "An airing's operator-set state: cancellation and its live feed.",
+    fields: (t) => ({
+      id: t.exposeInt('id', { description: 'The airing id.' }),
+      cancelled: t.exposeBoolean('cancelled', { description: 'Cancelled by the operator.' }),
+      wentLiveAt: t.expose('wentLiveAt', { type: 'DateTime', nullable: true, description: 'When its live feed first arrived.' }),
+      liveEndedAt: t.expose('liveEndedAt', { type: 'DateTime', nullable: true, description: 'When its live feed ended.' }),
+    }),
+  })
 
 builder.mutationFields((t) => ({
   importChannel: t.field({
     type: ChannelRef,
-    description: 'Creates or updates a whole channel from an import document (docs/channel.md, docs/channel-import.schema.json). The key’s account becomes its operator.',
+    description:
+      'Creates or updates a whole channel from an import document (docs/channel.md, docs/channel-import.schema.json). The key’s account becomes its operator.',
     args: { document: t.arg.string({ required: true, description: 'The import document as JSON text.' }) },
     resolve: async (_root, { document }, ctx) => {
       const channel = await importChannel(ctx.deps, document, (await ctx.account()).id)
@@ -59,7 +64,8 @@ builder.mutationFields((t) => ({
       description: t.arg.string({ description: 'Description, at most 2,000 characters.' }),
       location: t.arg.string({ description: 'Where it comes from, at most 200 characters.' }),
     },
-    resolve: async (_root, { channel, ...input }, ctx) => announced(ctx, await startLiveBroadcast(ctx.deps, (await ctx.account()).id, localId(channel, 'Channel'), input)),
+    resolve: async (_root, { channel, ...input }, ctx) =>
+      announced(ctx, await startLiveBroadcast(ctx.deps, (await ctx.account()).id, localId(channel, 'Channel'), input)),
   }),
   endLiveBroadcast: t.field({
     type: LiveBroadcastRef,

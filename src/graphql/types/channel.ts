@@ -16,7 +16,16 @@ import {
   type NowPlaying,
   type OnAir,
 } from '../../channel/rules.js'
-import { channelSelect, findChannel, findProgram, guideAirings, nextAiring, parseTimeParam, streamChannels, upcomingAirings } from '../../channel/queries.js'
+import {
+  channelSelect,
+  findChannel,
+  findProgram,
+  guideAirings,
+  nextAiring,
+  parseTimeParam,
+  streamChannels,
+  upcomingAirings,
+} from '../../channel/queries.js'
 import { DAY_NAMES, localHourMinute } from '../../channel/zoned-time.js'
 import { localId } from '../node-id.js'
 
@@ -122,7 +131,12 @@ export const NowPlayingRef = builder.objectRef<NowPlaying>('NowPlaying').impleme
   fields: (t) => ({
     channelName: t.exposeString('channelName', { description: "The channel's name." }),
     isLive: t.exposeBoolean('isLive', { description: 'A live feed is on air.' }),
-    currentVideo: t.field({ type: CurrentVideoRef, nullable: true, description: 'Null when nothing plays.', resolve: (n) => n.currentVideo }),
+    currentVideo: t.field({
+      type: CurrentVideoRef,
+      nullable: true,
+      description: 'Null when nothing plays.',
+      resolve: (n) => n.currentVideo,
+    }),
     estimatedEndAt: t.expose('estimatedEndAt', { type: 'DateTime', description: 'When this answer is expected to change.' }),
     cacheSeconds: t.exposeInt('cacheSeconds', { description: 'How long the answer may be cached.' }),
   }),
@@ -150,7 +164,9 @@ const AiringRef = builder.objectRef<AiringSource>('Airing')
 ProgramRef.implement({
   description: 'A program of a channel, with weekly slots and episodes.',
   fields: (t) => ({
-    uuid: t.exposeID('id', { description: 'The program id (a number written as an ID; the REST `id`): the database id, named uuid as on every other Node.' }),
+    uuid: t.exposeID('id', {
+      description: 'The program id (a number written as an ID; the REST `id`): the database id, named uuid as on every other Node.',
+    }),
     name: t.exposeString('name', { description: 'Title.' }),
     slug: t.exposeString('slug', { description: 'Unique across channels; usable wherever the id is.' }),
     synopsis: t.exposeString('synopsis', { description: 'Synopsis; empty when none.' }),
@@ -177,7 +193,10 @@ ProgramRef.implement({
 const OnDemandRef = builder.objectRef<Episode>('OnDemandAsset').implement({
   description: "An episode's on-demand recording.",
   fields: (t) => ({
-    id: t.int({ description: "The asset's id in the video platform (the episode id when none was given).", resolve: (e) => e.onDemandId ?? e.id }),
+    id: t.int({
+      description: "The asset's id in the video platform (the episode id when none was given).",
+      resolve: (e) => e.onDemandId ?? e.id,
+    }),
     duration: t.int({ nullable: true, description: 'Length in seconds, when known.', resolve: (e) => e.onDemandDuration }),
     hlsUrl: t.exposeString('onDemandHlsUrl', { nullable: true, description: 'HLS playlist (.m3u8) URL.' }),
     thumbnailUrl: t.exposeString('onDemandThumbnailUrl', { nullable: true, description: 'Thumbnail image URL.' }),
@@ -191,17 +210,21 @@ const OnDemandRef = builder.objectRef<Episode>('OnDemandAsset').implement({
 })
 
 /** What a channel plays when no episode airs in the open slot. */
-const FallbackRef = builder.objectRef<{ name: string; description: string; hlsUrl: string | null; thumbnail: string | null }>('FallbackContent').implement({
-  description: "The channel's usual content, played when the open slot has no episode (playback source FALLBACK).",
-  fields: (t) => ({
-    name: t.exposeString('name', { description: 'Title.' }),
-    description: t.exposeString('description', { description: 'Description; empty when none.' }),
-    hlsUrl: t.exposeString('hlsUrl', { nullable: true, description: 'HLS playlist (.m3u8) URL.' }),
-    thumbnail: t.exposeString('thumbnail', { nullable: true, description: 'Image URL.' }),
-  }),
-})
+const FallbackRef = builder
+  .objectRef<{ name: string; description: string; hlsUrl: string | null; thumbnail: string | null }>('FallbackContent')
+  .implement({
+    description: "The channel's usual content, played when the open slot has no episode (playback source FALLBACK).",
+    fields: (t) => ({
+      name: t.exposeString('name', { description: 'Title.' }),
+      description: t.exposeString('description', { description: 'Description; empty when none.' }),
+      hlsUrl: t.exposeString('hlsUrl', { nullable: true, description: 'HLS playlist (.m3u8) URL.' }),
+      thumbnail: t.exposeString('thumbnail', { nullable: true, description: 'Image URL.' }),
+    }),
+  })
 const fallbackOf = (c: ChannelRow) =>
-  c.fallbackName === null ? null : { name: c.fallbackName, description: c.fallbackDescription ?? '', hlsUrl: c.fallbackHlsUrl, thumbnail: c.fallbackThumbnail }
+  c.fallbackName === null
+    ? null
+    : { name: c.fallbackName, description: c.fallbackDescription ?? '', hlsUrl: c.fallbackHlsUrl, thumbnail: c.fallbackThumbnail }
 
 EpisodeRef.implement({
   description: 'An episode of a program, with its airings.',
@@ -211,7 +234,11 @@ EpisodeRef.implement({
     name: t.string({ description: 'Title.', resolve: (s) => s.episode.name }),
     synopsis: t.string({ nullable: true, description: 'Synopsis.', resolve: (s) => s.episode.synopsis }),
     bannerUrl: t.string({ nullable: true, description: "The episode's own banner image URL.", resolve: (s) => s.episode.bannerUrl }),
-    trailerUrl: t.string({ nullable: true, description: "The episode's own; no fallback to the program's.", resolve: (s) => s.episode.trailerUrl }),
+    trailerUrl: t.string({
+      nullable: true,
+      description: "The episode's own; no fallback to the program's.",
+      resolve: (s) => s.episode.trailerUrl,
+    }),
     type: t.field({ type: EpisodeType, description: 'Live or pre-recorded.', resolve: (s) => s.episode.type as 'live' }),
     status: t.field({
       type: EpisodeStatus,
@@ -244,14 +271,30 @@ AiringRef.implement({
   fields: (t) => ({
     id: t.int({ description: 'The airing id.', resolve: (s) => s.airing.id }),
     program: t.field({ type: ProgramRef, description: 'The program.', resolve: (s) => s.airing.episode.program }),
-    episode: t.field({ type: EpisodeRef, description: 'The episode it airs.', resolve: (s) => ({ episode: s.airing.episode, program: s.airing.episode.program, channel: s.channel }) }),
+    episode: t.field({
+      type: EpisodeRef,
+      description: 'The episode it airs.',
+      resolve: (s) => ({ episode: s.airing.episode, program: s.airing.episode.program, channel: s.channel }),
+    }),
     startsAt: t.field({ type: 'DateTime', description: 'Start.', resolve: (s) => s.airing.startsAt }),
     endsAt: t.field({ type: 'DateTime', description: 'Start plus its duration.', resolve: (s) => airingEnd(s.airing) }),
-    startTime: t.string({ description: "HH:MM in the channel's zone.", resolve: (s) => localHourMinute(s.airing.startsAt, s.channel.timezone) }),
+    startTime: t.string({
+      description: "HH:MM in the channel's zone.",
+      resolve: (s) => localHourMinute(s.airing.startsAt, s.channel.timezone),
+    }),
     durationMinutes: t.int({ description: 'Length in minutes.', resolve: (s) => s.airing.durationMinutes }),
     episodeType: t.field({ type: EpisodeType, description: "The episode's type.", resolve: (s) => s.airing.episode.type as 'live' }),
-    state: t.field({ type: AiringStateEnum, description: 'Where the airing stands now.', resolve: (s, _a, ctx) => airingState(s.airing, s.airing.episode, now(ctx)) }),
-    wentLiveAt: t.field({ type: 'DateTime', nullable: true, description: 'When its live feed first arrived.', resolve: (s) => s.airing.wentLiveAt }),
+    state: t.field({
+      type: AiringStateEnum,
+      description: 'Where the airing stands now.',
+      resolve: (s, _a, ctx) => airingState(s.airing, s.airing.episode, now(ctx)),
+    }),
+    wentLiveAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When its live feed first arrived.',
+      resolve: (s) => s.airing.wentLiveAt,
+    }),
     bannerUrl: t.string({
       nullable: true,
       description: "The episode's banner, else the program's, else the channel's show banner.",
@@ -274,12 +317,17 @@ const OnAirRef = builder.objectRef<OnAir & { channel: ChannelRow }>('OnAir').imp
     }),
     startedAt: t.expose('startedAt', { type: 'DateTime', nullable: true, description: "The slot's start; null when off air." }),
     endsAt: t.expose('endsAt', { type: 'DateTime', nullable: true, description: "The slot's end; null when off air." }),
-    playbackSource: t.field({ type: PlaybackSourceEnum, nullable: true, description: 'Null when off air.', resolve: (o) => o.playbackSource }),
+    playbackSource: t.field({
+      type: PlaybackSourceEnum,
+      nullable: true,
+      description: 'Null when off air.',
+      resolve: (o) => o.playbackSource,
+    }),
     bannerUrl: t.exposeString('bannerUrl', { nullable: true, description: 'Null when off air.' }),
     fallback: t.field({
       type: FallbackRef,
       nullable: true,
-      description: "What plays while playbackSource is FALLBACK, when the channel describes it; null otherwise.",
+      description: 'What plays while playbackSource is FALLBACK, when the channel describes it; null otherwise.',
       resolve: (o) => (o.playbackSource === 'fallback' ? fallbackOf(o.channel) : null),
     }),
   }),
@@ -293,7 +341,11 @@ const ScheduledBroadcastRef = builder
       id: t.exposeInt('id', { description: 'The broadcast id.' }),
       startsAt: t.expose('startsAt', { type: 'DateTime', description: 'Start.' }),
       endsAt: t.expose('endsAt', { type: 'DateTime', description: 'End.' }),
-      status: t.field({ type: BroadcastStatusEnum, description: 'By its times, now.', resolve: (b, _a, ctx) => broadcastStatus(b, now(ctx)) }),
+      status: t.field({
+        type: BroadcastStatusEnum,
+        description: 'By its times, now.',
+        resolve: (b, _a, ctx) => broadcastStatus(b, now(ctx)),
+      }),
       video: t.field({ type: VideoRef, description: 'The video it plays.', resolve: (b) => b.video }),
     }),
   })
@@ -349,8 +401,14 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
     slug: t.exposeString('slug', { description: 'Short name, usable wherever the uuid is.' }),
     name: t.exposeString('name', { description: 'Display name.' }),
     timezone: t.exposeString('timezone', { description: 'IANA zone of its weekly slots.' }),
-    showBannerUrl: t.exposeString('showBannerUrl', { nullable: true, description: "The channel's banner, shown when nothing else has one." }),
-    streamUrl: t.exposeString('streamUrl', { nullable: true, description: 'The live stream (HLS) players tune to; listed in /api/channels.m3u when set.' }),
+    showBannerUrl: t.exposeString('showBannerUrl', {
+      nullable: true,
+      description: "The channel's banner, shown when nothing else has one.",
+    }),
+    streamUrl: t.exposeString('streamUrl', {
+      nullable: true,
+      description: 'The live stream (HLS) players tune to; listed in /api/channels.m3u when set.',
+    }),
     fallback: t.field({
       type: FallbackRef,
       nullable: true,
@@ -371,11 +429,15 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
     onAir: t.field({
       type: OnAirRef,
       description: 'The program whose weekly slot is open now.',
-      resolve: async (c, _a, ctx) => ({ ...onAirNow(await ctx.deps.channelCache.snapshot(ctx.deps.db, c, now(ctx)), now(ctx)), channel: c }),
+      resolve: async (c, _a, ctx) => ({
+        ...onAirNow(await ctx.deps.channelCache.snapshot(ctx.deps.db, c, now(ctx)), now(ctx)),
+        channel: c,
+      }),
     }),
     schedule: t.field({
       type: [ScheduledBroadcastRef],
-      description: 'Scheduled broadcasts that ended within the last two hours or are still to come, by start time. Program episodes are not in it.',
+      description:
+        'Scheduled broadcasts that ended within the last two hours or are still to come, by start time. Program episodes are not in it.',
       resolve: (c, _a, ctx) =>
         ctx.deps.db.scheduledBroadcast.findMany({
           where: { channelId: c.id, endsAt: { gt: new Date(now(ctx).getTime() - 2 * 3_600_000) } },
@@ -414,7 +476,11 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
       resolve: async (c, args, ctx) => {
         const { page, perPage } = paging(args.page, args.perPage, 15, 50)
         if (args.status && args.status !== 'active' && args.status !== 'paused') return { nodes: [], total: 0, currentPage: page, perPage }
-        const where = { channelId: c.id, status: args.status ? args.status : { in: ['active', 'paused'] }, ...(args.type ? { type: args.type } : {}) }
+        const where = {
+          channelId: c.id,
+          status: args.status ? args.status : { in: ['active', 'paused'] },
+          ...(args.type ? { type: args.type } : {}),
+        }
         const [total, nodes] = await Promise.all([
           ctx.deps.db.program.count({ where }),
           ctx.deps.db.program.findMany({
@@ -442,7 +508,9 @@ export const ChannelRef = builder.objectRef<ChannelRow>('Channel').implement({
       description: 'Soonest first; an episode on air at `from` comes first.',
       args: {
         limit: t.arg.int({ defaultValue: 10, description: 'At most 50; larger values are clamped.' }),
-        from: t.arg.string({ description: 'ISO 8601 with offset, YYYY-MM-DD (midnight in the channel zone) or Unix seconds. Default: now.' }),
+        from: t.arg.string({
+          description: 'ISO 8601 with offset, YYYY-MM-DD (midnight in the channel zone) or Unix seconds. Default: now.',
+        }),
         to: t.arg.string({ description: 'Airings starting at or before; same formats.' }),
       },
       resolve: async (c, args, ctx) => {
@@ -538,4 +606,3 @@ builder.queryFields((t) => ({
     resolve: (_root, { id }, ctx) => findProgram(ctx.deps.db, localId(id, 'Program')),
   }),
 }))
-

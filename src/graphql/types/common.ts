@@ -5,7 +5,7 @@ import type { PageInfo } from '../../messaging/paging.js'
 
 builder.queryType({
   description:
-    'Reads. Messaging fields need `Authorization: Bearer <API key>` and see only that key\'s account; channel and program fields are public.',
+    "Reads. Messaging fields need `Authorization: Bearer <API key>` and see only that key's account; channel and program fields are public.",
 })
 builder.mutationType({
   description: 'Writes. Each needs an API key; the channel management mutations need a key of the account operating the channel.',
@@ -43,11 +43,13 @@ export const DeletedPayload = builder.objectRef<{ deletedId: string }>('DeletedP
   fields: (t) => ({ deletedId: t.exposeID('deletedId', { description: 'The id of the deleted item.' }) }),
 })
 
-
 /** page / perPage / search, the arguments of every messaging list. */
 export const listArgs = (t: ArgBuilder<BuilderTypes>, searchDescription: string) => ({
   page: t.int({ defaultValue: 1, description: '1-based page number, at most 1,000,000.' }),
-  perPage: t.int({ defaultValue: 25, description: 'At most 100; larger values up to 1,000,000 are clamped, above that VALIDATION_FAILED.' }),
+  perPage: t.int({
+    defaultValue: 25,
+    description: 'At most 100; larger values up to 1,000,000 are clamped, above that VALIDATION_FAILED.',
+  }),
   search: t.string({ description: searchDescription }),
 })
 

@@ -64,11 +64,16 @@ builder.subscriptionFields((t) => ({
     type: SentMessage,
     description:
       "Every status change of the key's account's messages, as its delivery report (`status` is the status the change set; the other fields as of when it is sent). Needs an API key.",
-    args: { messageId: t.arg.id({ description: 'Only this message (uuid or global id); NOT_FOUND when the account has no such message.' }) },
+    args: {
+      messageId: t.arg.id({ description: 'Only this message (uuid or global id); NOT_FOUND when the account has no such message.' }),
+    },
     subscribe: async (_root, { messageId }, ctx) => {
       const accountId = (await ctx.account()).id
       const only = messageId === null || messageId === undefined ? null : localId(messageId, 'SentMessage')
-      if (only !== null && (!isStorableText(only) || !(await ctx.deps.db.message.findFirst({ where: { id: only, accountId }, select: { id: true } })))) {
+      if (
+        only !== null &&
+        (!isStorableText(only) || !(await ctx.deps.db.message.findFirst({ where: { id: only, accountId }, select: { id: true } })))
+      ) {
         throw notFound('Delivery report')
       }
       await busListening(ctx)
@@ -110,7 +115,8 @@ builder.subscriptionFields((t) => ({
   }),
   groupMembership: t.field({
     type: MembershipChange,
-    description: "Joins and leaves of one of the key's account's groups, by SMS code or mutation. NOT_FOUND for a group of another account.",
+    description:
+      "Joins and leaves of one of the key's account's groups, by SMS code or mutation. NOT_FOUND for a group of another account.",
     args: { groupId: t.arg.id({ required: true, description: 'The group uuid or global id.' }) },
     subscribe: async (_root, { groupId }, ctx) => {
       const accountId = (await ctx.account()).id

@@ -7,7 +7,14 @@ import type { Contact as ContactRow } from '../../generated/sqlite/client.js'
 import { pageInfo, pageRequest, type PageInput, type PageRequest } from '../../messaging/paging.js'
 import { deleteContact } from '../../messaging/contacts.js'
 import { addContactsToGroup, delistContacts, saveContact } from '../../messaging/upsert-contacts.js'
-import { CONTACT_LIST_COLUMNS, contactListWhere, findContact, listColumns, listContacts, type ContactListPage } from '../../messaging/contact-list.js'
+import {
+  CONTACT_LIST_COLUMNS,
+  contactListWhere,
+  findContact,
+  listColumns,
+  listContacts,
+  type ContactListPage,
+} from '../../messaging/contact-list.js'
 import { contactListTotal } from '../../messaging/list-totals.js'
 import { prismaConnection, type ConnectionArgs } from '../connections.js'
 import type { KeysetOrder } from '../keyset.js'
@@ -188,19 +195,17 @@ const SaveContactInput = builder.inputType('SaveContactInput', {
   }),
 })
 
-const SaveContactPayload = builder
-  .objectRef<{ contactId: string; created: boolean }>('SaveContactPayload')
-  .implement({
-    description: 'The result of saveContact.',
-    fields: (t) => ({
-      contact: t.prismaField({
-        type: 'Contact',
-        description: 'The saved contact.',
-        resolve: (query, { contactId }, _args, ctx) => ctx.deps.db.contact.findUniqueOrThrow({ ...query, where: { id: contactId } }),
-      }),
-      created: t.exposeBoolean('created', { description: 'False when a contact with that mobile existed and was updated.' }),
+const SaveContactPayload = builder.objectRef<{ contactId: string; created: boolean }>('SaveContactPayload').implement({
+  description: 'The result of saveContact.',
+  fields: (t) => ({
+    contact: t.prismaField({
+      type: 'Contact',
+      description: 'The saved contact.',
+      resolve: (query, { contactId }, _args, ctx) => ctx.deps.db.contact.findUniqueOrThrow({ ...query, where: { id: contactId } }),
     }),
-  })
+    created: t.exposeBoolean('created', { description: 'False when a contact with that mobile existed and was updated.' }),
+  }),
+})
 
 const AddContactsToGroupPayload = builder
   .objectRef<{ groupId: string; count: number; created: number }>('AddContactsToGroupPayload')
@@ -234,7 +239,8 @@ const DelistContactsPayload = builder
 builder.mutationFields((t) => ({
   saveContact: t.field({
     type: SaveContactPayload,
-    description: 'Creates a contact, or overwrites the given fields of the contact with that mobile number. It is never removed from groups.',
+    description:
+      'Creates a contact, or overwrites the given fields of the contact with that mobile number. It is never removed from groups.',
     args: { input: t.arg({ type: SaveContactInput, required: true, description: 'The contact.' }) },
     resolve: async (_root, { input }, ctx) => {
       const accountId = (await ctx.account()).id
@@ -300,11 +306,21 @@ const CONTACT_ORDER: KeysetOrder = {
 }
 
 const ContactConnection = builder.connectionObject(
-  { type: Contact, name: 'ContactConnection', description: 'Contacts, alphabetical by first name, then family name, then uuid (the order of the `contacts` pages).' },
+  {
+    type: Contact,
+    name: 'ContactConnection',
+    description: 'Contacts, alphabetical by first name, then family name, then uuid (the order of the `contacts` pages).',
+  },
   { name: 'ContactEdge', description: 'A contact and its cursor.' },
 )
 
-function contactConnection(ctx: Context, info: GraphQLResolveInfo, accountId: string, args: ConnectionArgs & { search?: string | null }, groupId?: string) {
+function contactConnection(
+  ctx: Context,
+  info: GraphQLResolveInfo,
+  accountId: string,
+  args: ConnectionArgs & { search?: string | null },
+  groupId?: string,
+) {
   // The same search rules and filter as the offset pages.
   const { searchKey } = pageRequest({ search: args.search })
   return prismaConnection(ctx, info, args, {

@@ -20,10 +20,21 @@ export const Group = builder.prismaNode('Group', {
     uuid: t.exposeID('id', { description: 'The group uuid (the REST `reference`).' }),
     name: t.exposeString('name', { description: 'Unique per account, case-insensitively.' }),
     description: t.exposeString('description', { description: 'Free text; empty when none.' }),
-    subscribable: t.exposeBoolean('subscribable', { description: 'Whether people can join and leave by SMS codes sent to subscriptionSim.' }),
-    subscriptionAutoresponse: t.exposeString('subscriptionAutoresponse', { nullable: true, description: 'SMS sent to a person who subscribes.' }),
-    unsubscribeAutoresponse: t.exposeString('unsubscribeAutoresponse', { nullable: true, description: 'SMS sent to a person who unsubscribes.' }),
-    subscriptionSim: t.exposeString('subscriptionSim', { nullable: true, description: "The account's hosted SIM that receives the codes." }),
+    subscribable: t.exposeBoolean('subscribable', {
+      description: 'Whether people can join and leave by SMS codes sent to subscriptionSim.',
+    }),
+    subscriptionAutoresponse: t.exposeString('subscriptionAutoresponse', {
+      nullable: true,
+      description: 'SMS sent to a person who subscribes.',
+    }),
+    unsubscribeAutoresponse: t.exposeString('unsubscribeAutoresponse', {
+      nullable: true,
+      description: 'SMS sent to a person who unsubscribes.',
+    }),
+    subscriptionSim: t.exposeString('subscriptionSim', {
+      nullable: true,
+      description: "The account's hosted SIM that receives the codes.",
+    }),
     optinCode: t.exposeString('optinCode', { nullable: true, description: 'The text that subscribes a sender (case-insensitive).' }),
     optoutCode: t.exposeString('optoutCode', { nullable: true, description: 'The text that unsubscribes a sender (case-insensitive).' }),
     subscriberCount: t.relationCount('memberships', {
@@ -53,10 +64,15 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
       resolve: async (query, source, _args, ctx) => {
         const { rows } = await loadPage(source, ctx)
         // Relations (subscriberCount) are not in the page statement: one batched read for the page.
-        const selection = (query as { include?: Record<string, unknown>; select?: Record<string, unknown> })
-        const relations = Object.fromEntries(Object.entries(selection.include ?? selection.select ?? {}).filter(([key]) => !GROUP_LIST_COLUMNS.has(key)))
+        const selection = query as { include?: Record<string, unknown>; select?: Record<string, unknown> }
+        const relations = Object.fromEntries(
+          Object.entries(selection.include ?? selection.select ?? {}).filter(([key]) => !GROUP_LIST_COLUMNS.has(key)),
+        )
         if (rows.length === 0 || Object.keys(relations).length === 0) return rows as GroupRow[]
-        const related = await ctx.deps.db.group.findMany({ where: { id: { in: rows.map((r) => r.id) } }, select: { id: true, ...relations } })
+        const related = await ctx.deps.db.group.findMany({
+          where: { id: { in: rows.map((r) => r.id) } },
+          select: { id: true, ...relations },
+        })
         const byId = new Map(related.map((r) => [r.id, r]))
         return rows.map((r) => ({ ...byId.get(r.id), ...r })) as GroupRow[]
       },

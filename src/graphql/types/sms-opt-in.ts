@@ -4,7 +4,10 @@ import { handleInboundSms } from '../../sms-opt-in/handle-inbound-sms.js'
 
 const SubscriptionEventKind = builder.enumType('SubscriptionEventKind', {
   description: 'Which way a subscription event went.',
-  values: { JOIN: { value: 'join', description: 'Joined by the opt-in code.' }, LEAVE: { value: 'leave', description: 'Left by the opt-out code.' } } as const,
+  values: {
+    JOIN: { value: 'join', description: 'Joined by the opt-in code.' },
+    LEAVE: { value: 'leave', description: 'Left by the opt-out code.' },
+  } as const,
 })
 
 builder.prismaObject('SubscriptionEvent', {
@@ -46,7 +49,12 @@ const InboundSmsInput = builder.inputType('InboundSmsInput', {
 })
 
 const InboundSmsResult = builder
-  .objectRef<{ action: 'SUBSCRIBED' | 'UNSUBSCRIBED' | 'IGNORED'; groupId: string | null; contactId: string | null; autoresponseId: string | null }>('InboundSmsResult')
+  .objectRef<{
+    action: 'SUBSCRIBED' | 'UNSUBSCRIBED' | 'IGNORED'
+    groupId: string | null
+    contactId: string | null
+    autoresponseId: string | null
+  }>('InboundSmsResult')
   .implement({
     description: 'The result of receiveSms.',
     fields: (t) => ({
@@ -67,7 +75,8 @@ const InboundSmsResult = builder
         type: 'Message',
         nullable: true,
         description: "The group's autoresponse, sent as an SMS; null when there is none.",
-        resolve: (query, r, _args, ctx) => (r.autoresponseId ? ctx.deps.db.message.findUnique({ ...query, where: { id: r.autoresponseId } }) : null),
+        resolve: (query, r, _args, ctx) =>
+          r.autoresponseId ? ctx.deps.db.message.findUnique({ ...query, where: { id: r.autoresponseId } }) : null,
       }),
     }),
   })

@@ -44,8 +44,15 @@ const EncodingEnum = builder.enumType('SmsEncoding', {
 const StatusUpdate = builder.prismaObject('MessageStatusUpdate', {
   description: 'One step of a message’s delivery history.',
   fields: (t) => ({
-    status: t.field({ type: DeliveryStatusEnum, description: 'The status from this step on.', resolve: (u) => u.status as (typeof DELIVERY_STATUSES)[number] }),
-    carrierStatus: t.exposeString('carrierStatus', { nullable: true, description: "The carrier's raw status, when a carrier reported it." }),
+    status: t.field({
+      type: DeliveryStatusEnum,
+      description: 'The status from this step on.',
+      resolve: (u) => u.status as (typeof DELIVERY_STATUSES)[number],
+    }),
+    carrierStatus: t.exposeString('carrierStatus', {
+      nullable: true,
+      description: "The carrier's raw status, when a carrier reported it.",
+    }),
     carrierErrorCode: t.exposeString('carrierErrorCode', { nullable: true, description: "The carrier's error code, when it gave one." }),
     at: t.expose('createdAt', { type: 'DateTime', description: 'When it happened.' }),
   }),
@@ -69,10 +76,17 @@ export const SentMessage = builder.prismaNode('Message', {
     creditsDeducted: t.string({ description: 'Exact decimal, in credits.', resolve: (m) => formatCredits(m.creditsDeducted) }),
     mccmnc: t.exposeString('mccmnc', { description: "The recipient network's MCC and MNC; empty until known." }),
     sandbox: t.exposeBoolean('sandbox', { description: 'Sent through the sandbox gateway: no carrier involved.' }),
-    status: t.field({ type: DeliveryStatusEnum, description: 'The latest status.', resolve: (m) => m.status as (typeof DELIVERY_STATUSES)[number] }),
+    status: t.field({
+      type: DeliveryStatusEnum,
+      description: 'The latest status.',
+      resolve: (m) => m.status as (typeof DELIVERY_STATUSES)[number],
+    }),
     done: t.exposeBoolean('done', { description: 'True once the status is final.' }),
     carrierStatus: t.exposeString('carrierStatus', { nullable: true, description: "The carrier's raw status." }),
-    carrierErrorCode: t.exposeString('carrierErrorCode', { nullable: true, description: "The carrier's error code, or SUBMIT / SUBMIT_TIMEOUT when it never left." }),
+    carrierErrorCode: t.exposeString('carrierErrorCode', {
+      nullable: true,
+      description: "The carrier's error code, or SUBMIT / SUBMIT_TIMEOUT when it never left.",
+    }),
     broadcastAt: t.expose('broadcastAt', { type: 'DateTime', description: 'When it was sent.' }),
     doneAt: t.expose('doneAt', { type: 'DateTime', nullable: true, description: 'When its status became final; null until then.' }),
     broadcastTime: t.string({
@@ -82,12 +96,15 @@ export const SentMessage = builder.prismaNode('Message', {
     }),
     doneDate: t.string({
       nullable: true,
-      description: "doneAt in the broadcastTime shape; null until done.",
+      description: 'doneAt in the broadcastTime shape; null until done.',
       select: { account: { select: { timezone: true } } },
       resolve: (m) => (m.doneAt ? reportTime(m.doneAt, m.account.timezone) : null),
     }),
     statusHistory: t.relation('updates', { description: 'Every status step, oldest first.', query: { orderBy: { createdAt: 'asc' } } }),
-    webhookDeliveries: t.relation('deliveries', { description: 'The webhook pushes of its updates, oldest first.', query: { orderBy: { createdAt: 'asc' } } }),
+    webhookDeliveries: t.relation('deliveries', {
+      description: 'The webhook pushes of its updates, oldest first.',
+      query: { orderBy: { createdAt: 'asc' } },
+    }),
   }),
 })
 void StatusUpdate
@@ -96,7 +113,10 @@ const SendSmsInput = builder.inputType('SendSmsInput', {
   description: 'One SMS to send.',
   fields: (t) => ({
     to: t.string({ required: true, description: 'Recipient; numbers without a country code are read in DEFAULT_COUNTRY.' }),
-    message: t.string({ required: true, description: 'GSM-7 when possible (160 per page, 153 when split), else UCS-2 (70 / 67). At most 10 pages.' }),
+    message: t.string({
+      required: true,
+      description: 'GSM-7 when possible (160 per page, 153 when split), else UCS-2 (70 / 67). At most 10 pages.',
+    }),
     sender: t.string({ description: 'Up to 11 letters and digits, or a number. Default: from the account name.' }),
   }),
 })
@@ -107,7 +127,11 @@ const CarrierStatusInput = builder.inputType('CarrierStatusInput', {
     messageId: t.id({ description: 'Our message id (the report reference), or its global id.' }),
     gateway: t.string({ description: 'The gateway name, with gatewayMessageId, when the message id is not known.' }),
     gatewayMessageId: t.string({ description: "The gateway's id for the message." }),
-    status: t.string({ required: true, description: 'Raw carrier status: SMPP stat (DELIVRD, UNDELIV, EXPIRED, REJECTD, UNKNOWN, ACCEPTD, DELETED, ENROUTE) or a documented code.' }),
+    status: t.string({
+      required: true,
+      description:
+        'Raw carrier status: SMPP stat (DELIVRD, UNDELIV, EXPIRED, REJECTD, UNKNOWN, ACCEPTD, DELETED, ENROUTE) or a documented code.',
+    }),
     errorCode: t.string({ description: "The carrier's error code." }),
     mccmnc: t.string({ description: "The recipient network's MCC and MNC." }),
     at: t.field({ type: 'DateTime', description: 'When the carrier reported it; default: now.' }),

@@ -22,12 +22,16 @@ const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
       resolve: (w) => !w.disabledAt,
     }),
     disabledAt: t.expose('disabledAt', { type: 'DateTime', nullable: true, description: 'When it was disabled.' }),
-    disabledReason: t.exposeString('disabledReason', { nullable: true, description: 'Why it was disabled: it answered 410 Gone, or every attempt failed since a date.' }),
+    disabledReason: t.exposeString('disabledReason', {
+      nullable: true,
+      description: 'Why it was disabled: it answered 410 Gone, or every attempt failed since a date.',
+    }),
     failures: t.exposeInt('failures', { description: 'Failed attempts in a row; a 2xx resets it.' }),
     pausedUntil: t.expose('pausedUntil', {
       type: 'DateTime',
       nullable: true,
-      description: 'After 5 failures in a row no delivery is attempted until then (5 s, doubling with each further failure, at most 10 min).',
+      description:
+        'After 5 failures in a row no delivery is attempted until then (5 s, doubling with each further failure, at most 10 min).',
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was registered.' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed.' }),
@@ -78,7 +82,8 @@ builder.queryFields((t) => ({
     type: WebhookEndpoint,
     nullable: true,
     description: "The account's webhook; null when none is set.",
-    resolve: async (query, _root, _args, ctx) => ctx.deps.db.webhookEndpoint.findUnique({ ...query, where: { accountId: (await ctx.account()).id } }),
+    resolve: async (query, _root, _args, ctx) =>
+      ctx.deps.db.webhookEndpoint.findUnique({ ...query, where: { accountId: (await ctx.account()).id } }),
   }),
   webhookDeliveries: t.prismaField({
     type: ['WebhookDelivery'],
