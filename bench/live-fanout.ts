@@ -41,7 +41,10 @@ const streams = await Promise.all(
         if (done) return
         text += decoder.decode(value, { stream: true })
         const count = text.split('event: next').length - 1
-        for (const w of waits.splice(0)) count >= w.count ? w.resolve(performance.now()) : waits.push(w)
+        for (const w of waits.splice(0)) {
+          if (count >= w.count) w.resolve(performance.now())
+          else waits.push(w)
+        }
       }
     })()
     return {

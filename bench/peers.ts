@@ -196,6 +196,7 @@ function assertSame(what: string, service: unknown, peer: unknown) {
   } catch (error) {
     throw new Error(
       `${what}: the peer's answer differs from the service's; measuring them side by side would be meaningless.\n${(error as Error).message.slice(0, 2000)}`,
+      { cause: error },
     )
   }
 }
@@ -545,7 +546,7 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
-console.log('\n#### Every load run (autocannon, ' + `${CONNECTIONS} connections, ${SECONDS} s)`)
+console.log(`\n#### Every load run (autocannon, ${CONNECTIONS} connections, ${SECONDS} s)`)
 console.log('| server | req/s | p50 ms | p99 ms | requests | CPU ms/request |')
 console.log('|---|---:|---:|---:|---:|---:|')
 for (const r of runs) console.log(`| ${r.target} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.requests} | ${fmt(r.cpuMs / r.requests, 3)} |`)

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const prisma = fileURLToPath(new URL('../node_modules/prisma/build/index.js', import.meta.url))
-for (const [target, url] of [
+for (const [, url] of [
   ['sqlite', 'file:./data/gateway.db'],
   ['postgresql', 'postgresql://localhost/unused'],
 ]) {

@@ -97,7 +97,7 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
       firstNameKey: 'renamed',
       twitter: null,
       organization: 'New Org',
-      searchText: 'renamed\nfields\no\n' + `${m}\nfull1@example.com\nnew org`,
+      searchText: `renamed\nfields\no\n${m}\nfull1@example.com\nnew org`,
       updatedAt: expect.any(Date),
     })
     expect(after.id).toBe(first!.id)

@@ -119,7 +119,7 @@ async function migratePostgres(connectionString: string, schema: string): Promis
           await client.query('COMMIT')
         } catch (error) {
           await client.query('ROLLBACK')
-          throw new Error(`migration ${m.name} failed: ${(error as Error).message}`)
+          throw new Error(`migration ${m.name} failed: ${(error as Error).message}`, { cause: error })
         }
         applied.push(m.name)
       }

@@ -26,6 +26,7 @@ export interface EventBus {
    * CustomEvents whose `detail` is the payload (as JSON round-tripped it).
    */
   // any: the target serves every topic map a createPubSub<...>() may declare.
+  // oxlint-disable-next-line typescript/no-explicit-any
   readonly eventTarget: PubSubEventTarget<any>
   close(): Promise<void>
 }

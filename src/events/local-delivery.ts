@@ -25,6 +25,8 @@ export function createLocalDelivery(logger: Logger) {
       return () => target.removeEventListener(topic, handler)
     },
     /** dispatchEvent publishes (fire and forget: Yoga's publish is synchronous); listening is local. */
+    // any: as EventBus.eventTarget, every topic map createPubSub may declare.
+    // oxlint-disable-next-line typescript/no-explicit-any
     eventTarget(publish: (topic: string, payload: unknown) => Promise<void>): PubSubEventTarget<any> {
       return {
         addEventListener: target.addEventListener.bind(target),
@@ -35,6 +37,7 @@ export function createLocalDelivery(logger: Logger) {
           )
           return true
         },
+        // oxlint-disable-next-line typescript/no-explicit-any
       } as PubSubEventTarget<any>
     },
   }

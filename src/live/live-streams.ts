@@ -139,7 +139,8 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
     /** Ends every open stream (shutdown): clients see the response end and may reconnect elsewhere. */
     closeAll() {
       closing = true
-      for (const close of [...open]) close()
+      // Each close removes itself from the set, which a Set's iteration allows.
+      for (const close of open) close()
     },
   }
 }

@@ -56,6 +56,8 @@ export class PrivateAddressError extends Error {
  * connection will actually use, so a DNS answer that changes after registration cannot slip by.
  */
 export function guardedLookup(allowPrivate: boolean) {
+  // any: dns.lookup's overloads (options or not, one address or all) are what got may call.
+  // oxlint-disable-next-line typescript/no-explicit-any
   return ((hostname: string, options: any, callback: any) => {
     if (typeof options === 'function') {
       callback = options

@@ -369,10 +369,13 @@ interface Paged<T> {
   currentPage: number
   perPage: number
 }
+// any: Pothos types an object ref by its shape; the page's item ref is any of the channel types.
+// oxlint-disable-next-line typescript/no-explicit-any
 function pageRef<T>(name: string, item: any, what: string) {
   return builder.objectRef<Paged<T>>(name).implement({
     description: `One page of ${what}.`,
     fields: (t) => ({
+      // oxlint-disable-next-line typescript/no-explicit-any
       nodes: t.field({ type: [item], description: `The ${what} on this page.`, resolve: (p) => p.nodes as any }),
       total: t.exposeInt('total', { description: `How many ${what} there are in all.` }),
       currentPage: t.exposeInt('currentPage', { description: 'This page, from 1.' }),
