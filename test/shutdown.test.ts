@@ -77,7 +77,8 @@ describe.each(targets)('graceful shutdown of the real server on $name', (target)
       server.child.kill('SIGTERM')
       let text = ''
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value)
-      expect(text.slice(-22)).toBe('event: complete\ndata:\n\n')
+      const complete = 'event: complete\ndata:\n\n'
+      expect(text.slice(-complete.length)).toBe(complete)
       expect(await server.exited).toBe(0)
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL')

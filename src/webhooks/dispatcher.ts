@@ -53,7 +53,7 @@ export const PER_ENDPOINT = 4
  * SQLite serialises writers). A claim left by a dead process is free again when its lease runs out.
  */
 export async function claimDueDeliveries(
-  { db, clock }: Pick<Deps, 'db' | 'clock'>,
+  { db, clock, dbKind }: Pick<Deps, 'db' | 'clock' | 'dbKind'>,
   owner: string,
   limit: number,
   leaseMs = LEASE_MS,
@@ -61,33 +61,43 @@ export async function claimDueDeliveries(
 ) {
   const now = clock.now()
   const free = { OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
-  const leased = await db.webhookDelivery.groupBy({
-    by: ['accountId'],
-    where: { state: 'pending', leaseUntil: { gte: now } },
-    _count: { _all: true },
-  })
-  const busy = new Map(leased.map((row) => [row.accountId, row._count._all]))
-  const paused = await db.webhookEndpoint.findMany({ where: { pausedUntil: { gt: now } }, select: { accountId: true } })
-  const skipped = [...[...busy].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId), ...paused.map((e) => e.accountId)]
-  const due = { state: 'pending', nextAttemptAt: { lte: now }, ...free, ...(skipped.length ? { accountId: { notIn: skipped } } : {}) }
-  const candidates = await db.webhookDelivery.findMany({
-    where: due,
-    orderBy: { nextAttemptAt: 'asc' },
-    take: limit * 4,
-    select: { id: true, accountId: true },
-  })
-  const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (busy.get(accountId) ?? 0))
-  if (!picked.length) return []
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
-  await db.webhookDelivery.updateMany({
-    where: { id: { in: picked }, state: 'pending', ...free },
-    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
+  const claimed = await db.$transaction(async (tx) => {
+    // The cap is counted, then claimed: on PostgreSQL instances claim one at a time (a lock held to
+    // the commit), or two counting at once would each take an endpoint's whole share.
+    if (dbKind === 'postgresql') await tx.$queryRawUnsafe(`SELECT 1 FROM (SELECT pg_advisory_xact_lock(${CLAIM_LOCK})) AS claim`)
+    const leased = await tx.webhookDelivery.groupBy({
+      by: ['accountId'],
+      where: { state: 'pending', leaseUntil: { gte: now } },
+      _count: { _all: true },
+    })
+    const busy = new Map(leased.map((row) => [row.accountId, row._count._all]))
+    const paused = await tx.webhookEndpoint.findMany({ where: { pausedUntil: { gt: now } }, select: { accountId: true } })
+    const skipped = [...[...busy].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId), ...paused.map((e) => e.accountId)]
+    const due = { state: 'pending', nextAttemptAt: { lte: now }, ...free, ...(skipped.length ? { accountId: { notIn: skipped } } : {}) }
+    const candidates = await tx.webhookDelivery.findMany({
+      where: due,
+      orderBy: { nextAttemptAt: 'asc' },
+      take: limit * 4,
+      select: { id: true, accountId: true },
+    })
+    const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (busy.get(accountId) ?? 0))
+    if (!picked.length) return 0
+    const { count } = await tx.webhookDelivery.updateMany({
+      where: { id: { in: picked }, state: 'pending', ...free },
+      data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
+    })
+    return count
   })
+  if (!claimed) return []
   return db.webhookDelivery.findMany({
     where: { leaseOwner: token },
     select: { id: true, accountId: true, body: true, attempts: true, account: { select: { webhook: true } } },
   })
 }
+
+/** The advisory lock key of the webhook claim (PostgreSQL). */
+const CLAIM_LOCK = 7_263_001
 
 /** Ids in rounds: each account's first (oldest) candidate, then each one's second, ...; at most `room(account)` each. */
 function roundRobin(candidates: { id: string; accountId: string }[], limit: number, room: (accountId: string) => number): string[] {
@@ -213,7 +223,7 @@ function postBounded(
  * requests share the pool).
  */
 export async function dispatchBatch(
-  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'env' | 'logger'>,
   options: DispatchOptions,
 ): Promise<DispatchResult> {
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
@@ -239,7 +249,7 @@ export async function dispatchBatch(
  * deliveries keep flowing, and the worker's tick (SMS submissions, carrier events) is never held
  * up by a slow receiver: `pump()` returns once its claim has started the POSTs.
  */
-export function createDispatcher(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions) {
+export function createDispatcher(deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'env' | 'logger'>, options: DispatchOptions) {
   const concurrency = options.concurrency ?? 50
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
   const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
@@ -400,7 +410,7 @@ function groupCommit<T>(write: (items: T[]) => Promise<void>) {
 
 /** Batches until nothing is due or the time budget is spent (one worker tick). */
 export async function dispatchDueDeliveries(
-  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'env' | 'logger'>,
   options: DispatchOptions & { budgetMs?: number },
 ): Promise<DispatchResult> {
   const total: DispatchResult = { claimed: 0, delivered: 0, retrying: 0, failed: 0 }
