@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { TestKit, useKit } from './kit/kit.js'
+import { spawnServer } from './kit/server-process.js'
 import { mobile } from './kit/seed.js'
 import { createListener } from '../src/process/http-listener.js'
 import { runWorkerTick } from '../src/process/worker.js'
@@ -431,17 +431,9 @@ describe('shutdown ends subscription streams', () => {
   it('SIGTERM: the SSE stream ends and the server exits 0 quickly', async () => {
     const kit = new TestKit(targets[0]!)
     await kit.start()
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/process/server.ts'], {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: kit.url, WORKER_ENABLED: 'false', SHUTDOWN_GRACE_MS: '10000' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const { child, exited, listening } = spawnServer({ DATABASE_URL: kit.url, WORKER_ENABLED: 'false', SHUTDOWN_GRACE_MS: '10000' })
     try {
-      let out = ''
-      child.stdout.on('data', (d) => (out += d))
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-      const deadline = Date.now() + 30_000
-      while (!out.includes('"msg":"listening"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
-      const { url } = JSON.parse(out.split('\n').find((l) => l.includes('"msg":"listening"'))!) as { url: string }
+      const url = await listening(30_000)
       const a = await kit.seed().account()
       const s = await subscribe(fetch, url, DELIVERY, {}, a.key)
       expect(await s.opened()).toBe(true)
