@@ -7,13 +7,14 @@ import type { AddressInfo } from 'node:net'
 import { createServerAdapter } from '@whatwg-node/server'
 import autocannon from 'autocannon'
 import { applyMigrations } from '../src/db/migrate.js'
-import { openDatabase } from '../src/db/client.js'
+import { openDatabase, type Database } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
 import { createApp } from '../src/app.js'
 import { createDeps, type Deps } from '../src/deps.js'
 
 export interface Bench {
   deps: Deps
+  database: Database
   baseUrl: string
   close(): Promise<void>
 }
@@ -32,6 +33,7 @@ export async function startBench(extraEnv: Record<string, string> = {}, extraDep
   const { port } = server.address() as AddressInfo
   return {
     deps,
+    database,
     baseUrl: `http://127.0.0.1:${port}`,
     async close() {
       await new Promise((resolve) => server.close(resolve))
