@@ -147,7 +147,7 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       const s = await accountWithWebhook(receiver.url)
       for (let i = 0; i < 6; i++) await kit.gql(SEND, { input: { to: '+254712345678', message: `fail ${i}` } }, s.key)
       await dispatch()
-      // 4 at once (PER_ENDPOINT), then the other 2: 6 failures in a row.
+      // All six at once (within PER_ENDPOINT): 6 failures in a row, then the endpoint is paused.
       await dispatch()
       expect(await endpointOf(s.account.id)).toEqual({
         failures: 6,

@@ -38,7 +38,7 @@ export interface DispatchResult {
 }
 
 /** At most this many of one endpoint's deliveries are in flight at once, across every instance. */
-export const PER_ENDPOINT = 4
+export const PER_ENDPOINT = 10
 
 /**
  * Claims up to `limit` due deliveries for `owner` with a lease, fairly:
