@@ -37,14 +37,15 @@ export interface DispatchResult {
   failed: number
 }
 
-/** At most this many of one endpoint's deliveries are in flight at once, across every instance. */
+/** At most this many of one endpoint's deliveries are in flight at once on one instance. */
 export const PER_ENDPOINT = 10
 
 /**
  * Claims up to `limit` due deliveries for `owner` with a lease, fairly:
- * - an endpoint (one per account) has at most `perEndpoint` deliveries leased at once, counted
- *   across every instance from the leases in the database, so a receiver that never answers holds
- *   a few slots, never the worker;
+ * - an endpoint (one per account) has at most `perEndpoint` deliveries in flight on this instance
+ *   (`inFlight` counts what this instance already sends), so a receiver that never answers holds
+ *   a few slots, never the worker. Counted per instance, not from the leases in the database: a
+ *   killed instance's leases would otherwise block its endpoints until they expire;
  * - the candidates are taken round-robin over the accounts (every account's oldest due delivery
  *   before anyone's second), so one account's backlog does not fill a batch;
  * - an endpoint that keeps failing is paused (`pausedUntil`, see recordOutcomes) and skipped.
@@ -53,51 +54,36 @@ export const PER_ENDPOINT = 10
  * SQLite serialises writers). A claim left by a dead process is free again when its lease runs out.
  */
 export async function claimDueDeliveries(
-  { db, clock, dbKind }: Pick<Deps, 'db' | 'clock' | 'dbKind'>,
+  { db, clock }: Pick<Deps, 'db' | 'clock'>,
   owner: string,
   limit: number,
   leaseMs = LEASE_MS,
   perEndpoint = PER_ENDPOINT,
+  inFlight: ReadonlyMap<string, number> = new Map(),
 ) {
   const now = clock.now()
   const free = { OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
-  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
-  const claimed = await db.$transaction(async (tx) => {
-    // The cap is counted, then claimed: on PostgreSQL instances claim one at a time (a lock held to
-    // the commit), or two counting at once would each take an endpoint's whole share.
-    if (dbKind === 'postgresql') await tx.$queryRawUnsafe(`SELECT 1 FROM (SELECT pg_advisory_xact_lock(${CLAIM_LOCK})) AS claim`)
-    const leased = await tx.webhookDelivery.groupBy({
-      by: ['accountId'],
-      where: { state: 'pending', leaseUntil: { gte: now } },
-      _count: { _all: true },
-    })
-    const busy = new Map(leased.map((row) => [row.accountId, row._count._all]))
-    const paused = await tx.webhookEndpoint.findMany({ where: { pausedUntil: { gt: now } }, select: { accountId: true } })
-    const skipped = [...[...busy].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId), ...paused.map((e) => e.accountId)]
-    const due = { state: 'pending', nextAttemptAt: { lte: now }, ...free, ...(skipped.length ? { accountId: { notIn: skipped } } : {}) }
-    const candidates = await tx.webhookDelivery.findMany({
-      where: due,
-      orderBy: { nextAttemptAt: 'asc' },
-      take: limit * 4,
-      select: { id: true, accountId: true },
-    })
-    const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (busy.get(accountId) ?? 0))
-    if (!picked.length) return 0
-    const { count } = await tx.webhookDelivery.updateMany({
-      where: { id: { in: picked }, state: 'pending', ...free },
-      data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
-    })
-    return count
+  const paused = await db.webhookEndpoint.findMany({ where: { pausedUntil: { gt: now } }, select: { accountId: true } })
+  const skipped = [...[...inFlight].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId), ...paused.map((e) => e.accountId)]
+  const due = { state: 'pending', nextAttemptAt: { lte: now }, ...free, ...(skipped.length ? { accountId: { notIn: skipped } } : {}) }
+  const candidates = await db.webhookDelivery.findMany({
+    where: due,
+    orderBy: { nextAttemptAt: 'asc' },
+    take: limit * 4,
+    select: { id: true, accountId: true },
   })
-  if (!claimed) return []
+  const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (inFlight.get(accountId) ?? 0))
+  if (!picked.length) return []
+  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
+  await db.webhookDelivery.updateMany({
+    where: { id: { in: picked }, state: 'pending', ...free },
+    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
+  })
   return db.webhookDelivery.findMany({
     where: { leaseOwner: token },
     select: { id: true, accountId: true, body: true, attempts: true, account: { select: { webhook: true } } },
   })
 }
-
-/** The advisory lock key of the webhook claim (PostgreSQL). */
-const CLAIM_LOCK = 7_263_001
 
 /** Ids in rounds: each account's first (oldest) candidate, then each one's second, ...; at most `room(account)` each. */
 function roundRobin(candidates: { id: string; accountId: string }[], limit: number, room: (accountId: string) => number): string[] {
@@ -223,7 +209,7 @@ function postBounded(
  * requests share the pool).
  */
 export async function dispatchBatch(
-  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'env' | 'logger'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
   options: DispatchOptions,
 ): Promise<DispatchResult> {
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
@@ -249,12 +235,14 @@ export async function dispatchBatch(
  * deliveries keep flowing, and the worker's tick (SMS submissions, carrier events) is never held
  * up by a slow receiver: `pump()` returns once its claim has started the POSTs.
  */
-export function createDispatcher(deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'env' | 'logger'>, options: DispatchOptions) {
+export function createDispatcher(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions) {
   const concurrency = options.concurrency ?? 50
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
   const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
   const record = groupCommit<Outcome>((outcomes) => recordOutcomes(deps, outcomes, options))
   let active = 0
+  /** POSTs in flight on this instance, per account (endpoint). */
+  const inFlight = new Map<string, number>()
   let stopped = false
   let claiming: Promise<number> | null = null
   let again = false
@@ -262,12 +250,16 @@ export function createDispatcher(deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'e
 
   function start(delivery: Claimed) {
     active++
+    inFlight.set(delivery.accountId, (inFlight.get(delivery.accountId) ?? 0) + 1)
     void attempt(deps, delivery, timeoutMs)
       .then(record)
       // Not recorded (the database went away): the lease runs out and the delivery is sent again.
       .catch((error) => deps.logger.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'))
       .finally(() => {
         active--
+        const left = (inFlight.get(delivery.accountId) ?? 1) - 1
+        if (left) inFlight.set(delivery.accountId, left)
+        else inFlight.delete(delivery.accountId)
         if (!stopped) pump().catch((error) => deps.logger.warn({ err: error }, 'webhook claim failed'))
         if (active === 0) for (const done of settled) done()
       })
@@ -286,7 +278,7 @@ export function createDispatcher(deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'e
           again = false
           const free = concurrency - active
           if (free <= 0 || stopped) break
-          const claimed = await claimDueDeliveries(deps, options.owner, free, leaseMs, options.perEndpoint)
+          const claimed = await claimDueDeliveries(deps, options.owner, free, leaseMs, options.perEndpoint, inFlight)
           for (const delivery of claimed) start(delivery)
           started += claimed.length
         } while (again)
@@ -410,7 +402,7 @@ function groupCommit<T>(write: (items: T[]) => Promise<void>) {
 
 /** Batches until nothing is due or the time budget is spent (one worker tick). */
 export async function dispatchDueDeliveries(
-  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'env' | 'logger'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
   options: DispatchOptions & { budgetMs?: number },
 ): Promise<DispatchResult> {
   const total: DispatchResult = { claimed: 0, delivered: 0, retrying: 0, failed: 0 }

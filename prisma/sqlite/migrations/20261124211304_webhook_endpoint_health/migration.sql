@@ -19,6 +19,3 @@ DROP TABLE "WebhookEndpoint";
 ALTER TABLE "new_WebhookEndpoint" RENAME TO "WebhookEndpoint";
 PRAGMA foreign_keys=ON;
 PRAGMA defer_foreign_keys=OFF;
-
--- CreateIndex
-CREATE INDEX "WebhookDelivery_state_leaseUntil_idx" ON "WebhookDelivery"("state", "leaseUntil");
