@@ -90,6 +90,8 @@ const schema = z.object({
   METRICS_ENABLED: bool.default(true),
   /** When set, /metrics requires `Authorization: Bearer <token>`. */
   METRICS_TOKEN: z.string().min(1).optional(),
+  /** Deliveries of one webhook endpoint in flight at once on one instance (src/webhooks/dispatcher.ts). */
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(10),
   /** The largest answer an Idempotency-Key keeps for replay (characters); larger ones are not kept. */
   IDEMPOTENCY_MAX_ANSWER_BYTES: z.coerce
     .number()

@@ -26,7 +26,7 @@ export interface DispatchOptions {
   timeoutMs?: number
   /** Claim lease; WORKER_LEASE_MS by default. */
   leaseMs?: number
-  /** Deliveries of one endpoint in flight at once, across instances (PER_ENDPOINT). */
+  /** Deliveries of one endpoint in flight at once on this instance (WEBHOOK_ENDPOINT_CONCURRENCY). */
   perEndpoint?: number
 }
 
@@ -37,7 +37,7 @@ export interface DispatchResult {
   failed: number
 }
 
-/** At most this many of one endpoint's deliveries are in flight at once on one instance. */
+/** At most this many of one endpoint's deliveries are in flight at once on one instance (WEBHOOK_ENDPOINT_CONCURRENCY's default). */
 export const PER_ENDPOINT = 10
 
 /**
@@ -213,7 +213,13 @@ export async function dispatchBatch(
   options: DispatchOptions,
 ): Promise<DispatchResult> {
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
-  const claimed = await claimDueDeliveries(deps, options.owner, options.batchSize ?? 200, leaseMs, options.perEndpoint)
+  const claimed = await claimDueDeliveries(
+    deps,
+    options.owner,
+    options.batchSize ?? 200,
+    leaseMs,
+    options.perEndpoint ?? deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
+  )
   const result: DispatchResult = { claimed: claimed.length, delivered: 0, retrying: 0, failed: 0 }
   if (!claimed.length) return result
   const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
@@ -278,7 +284,14 @@ export function createDispatcher(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logg
           again = false
           const free = concurrency - active
           if (free <= 0 || stopped) break
-          const claimed = await claimDueDeliveries(deps, options.owner, free, leaseMs, options.perEndpoint, inFlight)
+          const claimed = await claimDueDeliveries(
+            deps,
+            options.owner,
+            free,
+            leaseMs,
+            options.perEndpoint ?? deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
+            inFlight,
+          )
           for (const delivery of claimed) start(delivery)
           started += claimed.length
         } while (again)

@@ -1,6 +1,10 @@
 import type { Tx } from '../db/client.js'
 
-/** After this many failed attempts in a row an endpoint is paused between claims. */
+/**
+ * After this many failures in a row an endpoint is paused between claims. Attempts that fail
+ * together (one commit of the dispatcher, as when a receiver stops answering every request in
+ * flight) count as one: a burst of concurrent timeouts must not pause an endpoint for minutes.
+ */
 export const PAUSE_AFTER_FAILURES = 5
 /** The first pause; each further failure doubles it, up to MAX_PAUSE_MS. */
 export const FIRST_PAUSE_MS = 5_000
@@ -42,7 +46,7 @@ export async function recordEndpointHealth(
     select: { failures: true, failingSince: true, disabledAt: true },
   })
   if (!current || current.disabledAt) return null
-  const failures = current.failures + outcome.failed
+  const failures = current.failures + 1
   const failingSince = current.failingSince ?? now
   const pause = pauseFor(failures)
   const disable = now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS
