@@ -149,8 +149,11 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       receiver.respond(reply(500))
       const s = await accountWithWebhook(receiver.url)
       for (let i = 0; i < 6; i++) await kit.gql(SEND, { input: { to: '+254712345678', message: `fail ${i}` } }, s.key)
-      // One at a time, so each failure is a commit of its own.
-      for (let i = 0; i < 5; i++) expect((await dispatch({ perEndpoint: 1 })).retrying).toBe(1)
+      // One at a time, 15 s apart: five failures over a minute, the run that pauses an endpoint.
+      for (let i = 0; i < 5; i++) {
+        if (i) clock.advance(15_000)
+        expect((await dispatch({ perEndpoint: 1 })).retrying).toBe(1)
+      }
       expect(await endpointOf(s.account.id)).toEqual({
         failures: 5,
         pausedUntil: new Date(clock.now().getTime() + 5_000),

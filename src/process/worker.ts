@@ -23,7 +23,10 @@ export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Disp
 /** The cron loop: every second, never two ticks of this process at once. */
 export function startWorker(deps: Deps) {
   const owner = `${hostname()}:${process.pid}`
-  const dispatcher = createDispatcher(deps, { owner })
+  // PostgreSQL, the scale-out target, runs the continuous dispatcher. SQLite keeps the batch per
+  // tick for now: under the crash test (kill -9 during deliveries) the continuous one left
+  // deliveries unsent on SQLite, a cause not yet found (docs/sms.md, "Fair dispatch").
+  const dispatcher = deps.dbKind === 'postgresql' ? createDispatcher(deps, { owner }) : undefined
   const task = cron.schedule(
     '* * * * * *',
     async () => {
@@ -54,7 +57,7 @@ export function startWorker(deps: Deps) {
     /** Stops the loop; resolves once the webhook POSTs in flight are recorded. */
     stop: () => {
       task.stop()
-      return dispatcher.stop()
+      return dispatcher?.stop() ?? Promise.resolve()
     },
   }
 }

@@ -6,6 +6,8 @@ import type { Tx } from '../db/client.js'
  * flight) count as one: a burst of concurrent timeouts must not pause an endpoint for minutes.
  */
 export const PAUSE_AFTER_FAILURES = 5
+/** ...and only once its failures have lasted this long: a short burst (a stall, a restart) never pauses it. */
+export const PAUSE_AFTER_MS = 60_000
 /** The first pause; each further failure doubles it, up to MAX_PAUSE_MS. */
 export const FIRST_PAUSE_MS = 5_000
 export const MAX_PAUSE_MS = 10 * 60_000
@@ -48,7 +50,7 @@ export async function recordEndpointHealth(
   if (!current || current.disabledAt) return null
   const failures = current.failures + 1
   const failingSince = current.failingSince ?? now
-  const pause = pauseFor(failures)
+  const pause = now.getTime() - failingSince.getTime() >= PAUSE_AFTER_MS ? pauseFor(failures) : 0
   const disable = now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS
   const reason = disable ? `every attempt failed since ${failingSince.toISOString()}` : null
   await tx.webhookEndpoint.update({
