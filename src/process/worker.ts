@@ -23,10 +23,9 @@ export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Disp
 /** The cron loop: every second, never two ticks of this process at once. */
 export function startWorker(deps: Deps) {
   const owner = `${hostname()}:${process.pid}`
-  // PostgreSQL, the scale-out target, runs the continuous dispatcher. SQLite keeps the batch per
-  // tick for now: under the crash test (kill -9 during deliveries) the continuous one left
-  // deliveries unsent on SQLite, a cause not yet found (docs/sms.md, "Fair dispatch").
-  const dispatcher = deps.dbKind === 'postgresql' ? createDispatcher(deps, { owner }) : undefined
+  // The continuous dispatcher on both databases: a slow receiver holds only its endpoint's slots
+  // and never the tick (docs/sms.md, "Fair dispatch").
+  const dispatcher = createDispatcher(deps, { owner })
   const task = cron.schedule(
     '* * * * * *',
     async () => {

@@ -271,36 +271,42 @@ export function createDispatcher(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logg
       })
   }
 
+  /** Claims for the free slots until no call came in meanwhile; returns how many it started. */
+  async function claimRounds(): Promise<number> {
+    let started = 0
+    do {
+      again = false
+      const free = concurrency - active
+      if (free <= 0 || stopped) break
+      const claimed = await claimDueDeliveries(
+        deps,
+        options.owner,
+        free,
+        leaseMs,
+        options.perEndpoint ?? deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
+        inFlight,
+      )
+      for (const delivery of claimed) start(delivery)
+      started += claimed.length
+    } while (again)
+    return started
+  }
+
   /** Claims due deliveries for the free slots and starts them; one claim at a time, calls meanwhile make it go round again. */
   function pump(): Promise<number> {
     if (claiming) {
       again = true
       return claiming
     }
-    claiming = (async () => {
-      let started = 0
-      try {
-        do {
-          again = false
-          const free = concurrency - active
-          if (free <= 0 || stopped) break
-          const claimed = await claimDueDeliveries(
-            deps,
-            options.owner,
-            free,
-            leaseMs,
-            options.perEndpoint ?? deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
-            inFlight,
-          )
-          for (const delivery of claimed) start(delivery)
-          started += claimed.length
-        } while (again)
-      } finally {
-        claiming = null
-      }
-      return started
-    })()
-    return claiming
+    // Cleared in a `.finally` callback, which always runs after this assignment. Cleared inside
+    // the async function instead, a call with every slot taken (which returns before its first
+    // await) cleared it before it was set, and the settled promise then stood for a claim in
+    // progress for ever: the dispatcher never claimed again.
+    const run = claimRounds().finally(() => {
+      if (claiming === run) claiming = null
+    })
+    claiming = run
+    return run
   }
 
   return {

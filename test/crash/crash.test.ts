@@ -203,6 +203,19 @@ describe.each(targets)('crash safety on $name', (target) => {
         t.check(received.has(d.id), `delivery ${d.id} marked delivered, never received`)
       if (!final) return
       for (const d of deliveries) t.check(received.has(d.id), `delivery ${d.id} never received`)
+      // Where the deliveries that never arrived stand (state, attempts, lease, due): the first clue to why.
+      const missing = new Set(deliveries.filter((d) => !received.has(d.id)).map((d) => d.id))
+      if (missing.size) {
+        const rows = await deps.db.webhookDelivery.findMany({
+          select: { id: true, state: true, attempts: true, leaseUntil: true, nextAttemptAt: true },
+        })
+        const where: Record<string, number> = {}
+        for (const d of rows.filter((d) => missing.has(d.id))) {
+          const key = `${d.state}, ${d.attempts} attempts, ${d.leaseUntil ? 'leased' : 'not leased'}, ${d.nextAttemptAt.getTime() > Date.now() ? 'not due' : 'due'}`
+          where[key] = (where[key] ?? 0) + 1
+        }
+        console.log(`crash ${target.name}: ${missing.size} deliveries never received: ${JSON.stringify(where)}`)
+      }
       // What kill k makes the dispatcher send again: the POSTs the receiver got during that life
       // whose attempt the process never recorded (a recorded failure, say a timeout, is a retry
       // by schedule, not a crash duplicate). They go out again once the lease has passed.
