@@ -1,0 +1,34 @@
+// One dispatching instance for bench/webhook-dispatch.ts: the worker's continuous dispatcher
+// (createDispatcher) as src/process/worker.ts runs it, pumped every second, in a process of its own.
+import { openDatabase } from '../../src/db/client.js'
+import { parseEnv } from '../../src/core/env.js'
+import { createDeps } from '../../src/deps.js'
+import { createDispatcher } from '../../src/webhooks/dispatcher.js'
+
+const url = process.env.DATABASE_URL!
+const statements = new Map<string, number>()
+const database = await openDatabase(url, {
+  onQuery: (sql) => {
+    const shape = sql
+      .replace(/\$\d+|\?/g, '?')
+      .replace(/(\?,\s*)+\?/g, '?…')
+      .slice(0, 60)
+    statements.set(shape, (statements.get(shape) ?? 0) + 1)
+  },
+})
+const deps = createDeps(database, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }))
+const dispatcher = createDispatcher(deps, { owner: `bench-${process.pid}` })
+process.send!('ready')
+process.once('message', () => {
+  const started = process.cpuUsage()
+  const tick = setInterval(() => void dispatcher.pump().catch(() => undefined), 1000)
+  void dispatcher.pump()
+  process.once('message', async () => {
+    clearInterval(tick)
+    await dispatcher.stop()
+    const cpu = process.cpuUsage(started)
+    process.send!({ cpuMs: (cpu.user + cpu.system) / 1000, statements: Object.fromEntries(statements) })
+    await database.close()
+    process.exit(0)
+  })
+})
