@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
+import { execute, getOperationAST, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
 import { compileQuery, isCompiledQuery } from 'graphql-jit'
 import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/core/errors.js'
 import type { Context } from '../src/graphql/context.js'
@@ -8,6 +8,7 @@ import type { RestRoute, RouteInput } from './route.js'
 import { etagMatches, type CachedResponse, type Microcache } from '../src/http/microcache.js'
 import { readBodyBytes } from '../src/http/read-body.js'
 import { isStorableText } from '../src/messaging/input-rules.js'
+import { inSpan, tracingEnabled } from '../src/core/tracing.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -207,8 +208,21 @@ function cacheKeyOf(route: RestRoute, url: URL): string {
 /** A route's document as a function of its variables; graphql-js's `execute` where graphql-jit cannot compile it. */
 function compileDocument(schema: GraphQLSchema, document: DocumentNode): CompiledRoute['run'] {
   const compiled = compileQuery(schema, document)
-  if (isCompiledQuery(compiled)) return (variables, context) => compiled.query(undefined, context, variables)
-  return (variableValues, contextValue) => execute({ schema, document, variableValues, contextValue })
+  const run: CompiledRoute['run'] = isCompiledQuery(compiled)
+    ? (variables, context) => compiled.query(undefined, context, variables)
+    : (variableValues, contextValue) => execute({ schema, document, variableValues, contextValue })
+  const operation = getOperationAST(document)
+  const name = operation?.name?.value
+  const type = operation?.operation ?? 'query'
+  // With tracing on, the route's operation is a span of the request's trace, its SQL spans inside.
+  return (variables, context) =>
+    tracingEnabled
+      ? inSpan(
+          name ? `${type} ${name}` : type,
+          { attributes: { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) } },
+          async () => run(variables, context),
+        )
+      : run(variables, context)
 }
 
 /**

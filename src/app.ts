@@ -1,5 +1,5 @@
 import { randomUUID, createHash } from 'node:crypto'
-import { createYoga, maskError as defaultMaskError } from 'graphql-yoga'
+import { createYoga, maskError as defaultMaskError, type Plugin } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import type { Deps } from './deps.js'
 import { AppError, knownAppError } from './core/errors.js'
@@ -37,6 +37,8 @@ export interface AppOptions {
   metrics?: Metrics
   /** The database's circuit breaker (src/db/breaker.ts): while open, requests get 503 at once. */
   breaker?: Pick<DatabaseBreaker, 'open'>
+  /** More envelop plugins for /graphql: the tracing one when traces are on (src/core/tracing.ts). */
+  plugins?: Plugin[]
 }
 
 /**
@@ -53,7 +55,7 @@ export interface App {
   closeStreams(): void
 }
 
-export function createApp({ deps, ready, metrics = createMetrics(), breaker }: AppOptions): App {
+export function createApp({ deps, ready, metrics = createMetrics(), breaker, plugins = [] }: AppOptions): App {
   const { env, logger } = deps
   const scrapeMetrics = metricsEndpoint(metrics, deps)
   const yoga = createYoga<{ requestId: string; verified?: Promise<AuthenticatedAccount | null> }>({
@@ -102,6 +104,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker }: A
       graphqlParamsPlugin(),
       graphqlLimitsPlugin(),
       graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) }),
+      ...plugins,
     ],
   })
 

@@ -110,6 +110,17 @@ const schema = z.object({
    * Origins (scheme://host[:port], comma-separated) whose browser pages may send credentialed
    * requests to /graphql (docs/security.md "CORS"); everyone else gets `*` without credentials.
    */
+  /**
+   * OpenTelemetry traces (docs/operations.md, "Traces"): off unless the OTLP endpoint is set; the
+   * standard names. Traces go to `<endpoint>/v1/traces`.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ message: 'must be an absolute http(s) URL such as http://collector:4318' }).optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(['http/protobuf', 'http/json'], { message: 'must be http/protobuf or http/json (grpc is not supported)' })
+    .default('http/protobuf'),
+  OTEL_SERVICE_NAME: z.string().min(1).default('sms-channel-gateway'),
+  /** Milliseconds between two exports of finished spans (the batch span processor's delay). */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5000),
   CORS_ORIGINS: z
     .string()
     .transform((v) =>

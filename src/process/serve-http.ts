@@ -12,13 +12,20 @@ import { createDrain, createListener, serverOptions } from './http-listener.js'
 import { createMetrics } from '../metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
 import { RUN_WORKER_LOOP } from './cluster.js'
+import type { Tracing } from '../core/tracing.js'
+import type { Plugin } from 'graphql-yoga'
 
 /**
  * One HTTP process: the whole service when WEB_CONCURRENCY is 1, or one worker of the cluster
  * (src/process/cluster.ts). Migrations have run already (src/process/server.ts). In a cluster the cron loop starts
  * only when the primary says so, in one worker; responses carry `X-Worker: <cluster worker id>`.
  */
-export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: unknown, line: string | null) => never) {
+export async function serveHttp(
+  env: Env,
+  logger: Logger,
+  exitAtStart: (error: unknown, line: string | null) => never,
+  tracing: Tracing | null = null,
+) {
   const metrics = createMetrics()
   const database = await openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env), onQueryEvent: metrics.observeQuery }).catch(
     (error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)),
@@ -27,7 +34,7 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
   const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
   const breaker = createDatabaseBreaker({ probe: () => database.prisma.$queryRawUnsafe('SELECT 1'), logger })
-  const app = createApp({ deps, ready, metrics, breaker })
+  const app = createApp({ deps, ready, metrics, breaker, plugins: tracing ? [tracing.graphqlPlugin as Plugin] : [] })
 
   const workerId = cluster.isWorker ? String(cluster.worker!.id) : undefined
   let worker: ReturnType<typeof startWorker> | null = null
@@ -81,6 +88,9 @@ export async function serveHttp(env: Env, logger: Logger, exitAtStart: (error: u
     // pool's close waits for its queries.
     await Promise.race([workerStopped, new Promise((resolve) => setTimeout(resolve, 2000).unref())])
     await Promise.race([database.close(), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
+    // The spans still buffered (the last requests') go out before the process ends.
+    if (tracing)
+      await Promise.race([tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
     logger.info({ code, worker: workerId }, 'stopped')
     logger.flush(() => process.exit(code))
   }

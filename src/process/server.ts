@@ -36,6 +36,10 @@ if (env.WEB_CONCURRENCY > 1 && cluster.isPrimary) {
     },
   })
 } else {
+  // Before the app is built, so that node:http and Prisma are instrumented from the first request.
+  const { startTracing } = await import('../core/tracing.js')
+  const tracing = await startTracing(env)
+  if (tracing) logger.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL }, 'tracing on')
   const { serveHttp } = await import('./serve-http.js')
-  await serveHttp(env, logger, exitAtStart)
+  await serveHttp(env, logger, exitAtStart, tracing)
 }

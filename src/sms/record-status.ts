@@ -7,6 +7,7 @@ import { isFinal, mapCarrierStatus, type DeliveryStatus } from './delivery-statu
 import { deliveryReport } from './delivery-report.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 import type { StatusEvent } from '../live/topics.js'
+import { currentTraceparent, tracingEnabled } from '../core/tracing.js'
 
 export interface StatusChange {
   status: DeliveryStatus
@@ -75,6 +76,8 @@ export async function applyStatusChange(tx: Tx, messageId: string, change: Statu
         body: JSON.stringify(deliveryReport(message, current.account.timezone)),
         nextAttemptAt: change.at,
         createdAt: change.at,
+        // The request (or worker tick) that caused the update: each attempt's span links back to it.
+        traceparent: tracingEnabled ? currentTraceparent() : null,
       },
     })
   }

@@ -7,6 +7,8 @@ import { guardedLookup, isPublicAddress, NOT_PUBLIC } from './ssrf-guard.js'
 import { sign } from './signature.js'
 import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
 import { recordEndpointHealth, type EndpointSnapshot } from './endpoint-health.js'
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
+import { inSpan, linkTo, tracingEnabled } from '../core/tracing.js'
 
 /** The default claim (WORKER_LEASE_MS); requests time out at half the lease at most, so a live claim never expires under a running attempt. */
 export const LEASE_MS = 60_000
@@ -82,7 +84,7 @@ export async function claimDueDeliveries(
   // By id first: no index holds leaseOwner, and the table keeps every delivered row.
   return db.webhookDelivery.findMany({
     where: { id: { in: picked }, leaseOwner: token },
-    select: { id: true, accountId: true, body: true, attempts: true, account: { select: { webhook: true } } },
+    select: { id: true, accountId: true, body: true, attempts: true, traceparent: true, account: { select: { webhook: true } } },
   })
 }
 
@@ -123,7 +125,28 @@ interface Outcome {
   retryAfterMs: number
 }
 
-async function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeoutMs: number): Promise<Outcome> {
+/**
+ * One POST. With traces on it is a span of its own, a new trace linked to the work that caused the
+ * report (the delivery's stored traceparent), and the HTTP instrumentation sends the receiver a
+ * `traceparent` of that span.
+ */
+function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeoutMs: number): Promise<Outcome> {
+  if (!tracingEnabled) return post(deps, delivery, timeoutMs)
+  const options = {
+    root: true,
+    kind: SpanKind.PRODUCER,
+    links: linkTo(delivery.traceparent),
+    attributes: { 'webhook.id': delivery.id, 'webhook.attempt': delivery.attempts + 1 },
+  }
+  return inSpan('webhook attempt', options, async (span) => {
+    const outcome = await post(deps, delivery, timeoutMs)
+    if (outcome.statusCode !== null) span.setAttribute('http.response.status_code', outcome.statusCode)
+    if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? undefined })
+    return outcome
+  })
+}
+
+async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeoutMs: number): Promise<Outcome> {
   const endpoint = delivery.account.webhook
   const base = { delivery, statusCode: null, durationMs: 0, ok: false, gone: false, retryAfterMs: 0 }
   if (!endpoint) return { ...base, url: '', error: 'no webhook registered' }
