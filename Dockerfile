@@ -24,6 +24,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.mjs scripts/
 COPY src src
 COPY rest-compat rest-compat
+COPY console console
 RUN npm run build
 
 FROM deps AS production-deps

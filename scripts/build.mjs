@@ -9,7 +9,7 @@
 // dist/rest-compat), so paths resolved relative to a module (the migrations, package.json, the
 // Swagger UI assets) are found as they are under tsx.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -82,6 +82,15 @@ for (const target of ['sqlite', 'postgresql']) {
   for (const entry of readdirSync(to, { withFileTypes: true })) {
     if (entry.isDirectory() && readdirSync(join(to, entry.name)).length === 0) rmSync(join(to, entry.name), { recursive: true })
   }
+}
+// The account console's browser code is bundled by the service itself on first use
+// (src/console/console-bundle.ts, ../../console/app.tsx from its module): dist/console/ holds its source.
+{
+  const from = join(root, 'console')
+  const to = join(dist, 'console')
+  const wanted = new Set(filesUnder(from))
+  for (const file of wanted) put(join(to, file), readFileSync(join(from, file)))
+  for (const file of existsSync(to) ? filesUnder(to) : []) if (!wanted.has(file)) rmSync(join(to, file))
 }
 // Stable entry points.
 put(join(dist, 'server.js'), "import './src/process/server.js'\n")

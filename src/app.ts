@@ -1,8 +1,8 @@
-import { randomUUID, createHash } from 'node:crypto'
+import { randomUUID, createHash, timingSafeEqual } from 'node:crypto'
 import { createYoga, maskError as defaultMaskError, type Plugin } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import type { Deps } from './deps.js'
-import { AppError, knownAppError } from './core/errors.js'
+import { AppError, databaseFault, knownAppError } from './core/errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
@@ -23,6 +23,8 @@ import { TOPIC } from './live/topics.js'
 import type { DatabaseBreaker } from './db/breaker.js'
 import { RESYNC } from './events/event-bus.js'
 import { createCorsPolicy } from './http/cors.js'
+import { createConsoleRoutes } from './console/console-routes.js'
+import { consoleSessionOf, cookieValue, csrfTokenOf, sessionCookieName, type ConsoleSession } from './console/sessions.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
 
@@ -58,7 +60,7 @@ export interface App {
 export function createApp({ deps, ready, metrics = createMetrics(), breaker, plugins = [] }: AppOptions): App {
   const { env, logger } = deps
   const scrapeMetrics = metricsEndpoint(metrics, deps)
-  const yoga = createYoga<{ requestId: string; verified?: Promise<AuthenticatedAccount | null> }>({
+  const yoga = createYoga<{ requestId: string; verified?: Promise<AuthenticatedAccount | null>; consoleSessionId?: string | null }>({
     schema,
     graphqlEndpoint: '/graphql',
     // GraphiQL answers browsers (Accept: text/html) at GET /graphql, bundled: no CDN (src/web/graphiql.ts).
@@ -71,7 +73,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     // The door in front of Yoga bounds every body already (readGraphqlRequest, BODY_LIMIT_BYTES);
     // Yoga's own limit would pipe each body through a TransformStream into another Request.
     maxRequestBodySize: false,
-    context: ({ request, requestId, verified }) => createContext(deps, request, requestId, verified),
+    context: ({ request, requestId, verified, consoleSessionId }) => createContext(deps, request, requestId, verified, consoleSessionId),
     maskedErrors: {
       maskError(error, message, isDev) {
         const original = error instanceof GraphQLError ? error.originalError : error
@@ -128,6 +130,9 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     microcache,
   })
   const web = createWebRoutes(restRoutes)
+  const consolePages = createConsoleRoutes(deps)
+  const consoleCookie = sessionCookieName(env.PUBLIC_BASE_URL)
+  const ownOrigin = new URL(env.PUBLIC_BASE_URL).origin
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
   const live = createLiveStreams({
     perKey: env.SUBSCRIPTIONS_PER_KEY,
@@ -158,6 +163,25 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return null
       throw error
     })
+  }
+
+  /**
+   * The console session cookie of a /graphql request, when it may be used: the request carries the
+   * session's CSRF token (X-CSRF-Token, which only the console page knows and only a same-origin
+   * script can send) and comes from the service's own origin. Anything else is not a session
+   * (the request is then anonymous), so another origin can never act with a visitor's cookie.
+   */
+  function consoleCookieOf(request: Request, url: URL): string | null {
+    const cookie = cookieValue(request.headers.get('cookie'), consoleCookie)
+    const csrf = request.headers.get('x-csrf-token')
+    if (!cookie || !csrf) return null
+    const origin = request.headers.get('origin')
+    if (origin !== null && origin !== ownOrigin && origin !== url.origin) return null
+    const site = request.headers.get('sec-fetch-site')
+    if (site !== null && site !== 'same-origin') return null
+    const expected = Buffer.from(csrfTokenOf(cookie))
+    const given = Buffer.from(csrf)
+    return given.length === expected.length && timingSafeEqual(given, expected) ? cookie : null
   }
 
   function withHeaders(response: Response, headers: Record<string, string> | null): Response {
@@ -191,6 +215,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     }
     const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
     if (page) return page
+    const consolePage = await consolePages(request, url, clientAddress(request, server)) // /console (src/console/)
+    if (consolePage) return consolePage
     // The database is known to be unreachable: answer now rather than wait for a statement timeout.
     if (breaker?.open) return unavailable(url, requestId)
     if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
@@ -202,11 +228,31 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     // server context and have no address: without a key they are not limited.
     const address = clientAddress(request, server)
     const addressKey = address && clientKey(address)
-    const verified = token && addressKey && token !== env.CARRIER_CONNECTOR_TOKEN ? verifyKey(token) : undefined
+    // The account console's session (its cookie and CSRF token): looked up here, budgeted like a key.
+    const sessionCookie = !token && url.pathname === '/graphql' ? consoleCookieOf(request, url) : null
+    let session: ConsoleSession | null = null
+    if (sessionCookie) {
+      try {
+        session = await consoleSessionOf(deps, sessionCookie)
+      } catch (error) {
+        if (databaseFault(error)) return unavailable(url, requestId)
+        throw error
+      }
+    }
+    const verified = session
+      ? Promise.resolve(session.account)
+      : token && addressKey && token !== env.CARRIER_CONNECTOR_TOKEN
+        ? verifyKey(token)
+        : undefined
     // A database fault during the check: treat it as a key; the request itself will answer 503.
     const realKey = token ? (verified ? (await verified.catch(() => true)) !== null : true) : false
     let limitHeaders: Record<string, string> | null = null
-    if (!realKey) {
+    if (session) {
+      const bucket = `session:${session.id}`
+      const wait = limiter.take(bucket)
+      limitHeaders = limiter.headers(bucket, 'key')
+      if (wait > 0) return withHeaders(rateLimited('Too many requests for this console session', wait, url, requestId), limitHeaders)
+    } else if (!realKey) {
       const wait = addressKey ? anonymousLimiter.take(addressKey) : 0
       limitHeaders = addressKey ? anonymousLimiter.headers(addressKey, 'address') : null
       if (wait > 0) return withHeaders(rateLimited('Too many requests from this address', wait, url, requestId), limitHeaders)
@@ -217,7 +263,10 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       limitHeaders = limiter.headers(bucket, 'key')
       if (wait > 0) return withHeaders(rateLimited('Too many requests for this API key', wait, url, requestId), limitHeaders)
     }
-    return withHeaders(await dispatch(request, url, requestId, server, token, verified), limitHeaders)
+    return withHeaders(
+      await dispatch(request, url, requestId, server, session ? `session:${session.id}` : token, verified, session?.id ?? null),
+      limitHeaders,
+    )
   }
 
   async function dispatch(
@@ -225,8 +274,10 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     url: URL,
     requestId: string,
     server: ServerContext | undefined,
+    /** The Bearer token, or `session:<id>` for a console session: what live streams are counted by. */
     token: string | null,
     verified: Promise<AuthenticatedAccount | null> | undefined,
+    consoleSessionId: string | null,
   ): Promise<Response> {
     // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
     return withIdempotencyKey(deps, { request, url, requestId }, { leaseMs: env.WORKER_LEASE_MS }, async (request) => {
@@ -239,7 +290,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
           throw error
         }
         // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
-        if (!request.headers.get('accept')?.includes('text/event-stream')) return yoga.fetch(bounded, { requestId, verified })
+        if (!request.headers.get('accept')?.includes('text/event-stream'))
+          return yoga.fetch(bounded, { requestId, verified, consoleSessionId })
         const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
         const admission = live.admit(keyDigest, clientAddress(request, server) ?? null)
         if (!admission.ok) {
@@ -250,7 +302,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         }
         let response: Response
         try {
-          response = await yoga.fetch(bounded, { requestId, verified })
+          response = await yoga.fetch(bounded, { requestId, verified, consoleSessionId })
         } catch (error) {
           admission.release()
           throw error

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import pg from 'pg'
 import BetterSqlite3 from 'better-sqlite3'
 import { targets } from './kit/databases.js'
@@ -45,11 +45,16 @@ async function msFromCliRevocationToRefusal(kit: TestKit, url: string, key: stri
   return (await polling) - revokedAt
 }
 
-/** A request, with the SQL statements it sent on `kit`. */
+/** The write of a key's lastUsedAt: at most once a minute per key, off the request's path (so it may land in the next request's statements). */
+const LAST_USED = /^UPDATE .*ApiKey.*lastUsedAt/s
+/** Statements but that write and its transaction's COMMIT (the reads measured here commit nothing). */
+const lookupsOnly = (statements: string[]) => statements.filter((q) => !LAST_USED.test(q) && q !== 'COMMIT')
+
+/** A request, with the SQL statements it sent on `kit` (lastUsedAt writes aside). */
 async function statementsOf(kit: TestKit, key: string) {
   kit.statements.length = 0
   const res = await kit.rest('GET', '/api/contacts?perPage=1', { key })
-  return { status: res.status, statements: [...kit.statements] }
+  return { status: res.status, statements: lookupsOnly(kit.statements) }
 }
 
 function next(bus: EventBus, topic: string, ms = 5000): Promise<unknown> {
@@ -123,7 +128,7 @@ describe.each(targets)('API key cache on $name', (target) => {
     const lookups = async (key: string) => {
       kit.statements.length = 0
       await cache.authenticate(key)
-      return kit.statements.length
+      return lookupsOnly(kit.statements).length
     }
     expect(await lookups(keys[0]!)).toBe(1)
     expect(await lookups(keys[1]!)).toBe(1)
@@ -144,9 +149,30 @@ describe.each(targets)('API key cache on $name', (target) => {
     for (let i = 0; i < 3; i++) {
       kit.statements.length = 0
       await cache.authenticate(s.key)
-      expect(kit.statements).toHaveLength(1)
+      expect(lookupsOnly(kit.statements)).toHaveLength(1)
     }
     expect(cache.size()).toBe(0)
+  })
+
+  it("writes a key's lastUsedAt on use, at most once a minute per key and instance", async () => {
+    const s = await kit.seed().account()
+    const id = (await kit.db.apiKey.findFirstOrThrow({ where: { accountId: s.account.id } })).id
+    const lastUsed = async () => (await kit.db.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt
+    expect(await lastUsed()).toBeNull()
+    let now = 0
+    const cache = createApiKeyCache({ db: kit.db, events: kit.deps.events, ttlMs: 1000, now: () => now })
+    kit.statements.length = 0
+    for (const at of [0, 10_000, 59_999]) {
+      now = at
+      await cache.authenticate(s.key)
+    }
+    await vi.waitFor(async () => expect(await lastUsed()).not.toBeNull())
+    const first = await lastUsed()
+    expect(kit.statements.filter((q) => LAST_USED.test(q))).toHaveLength(1)
+    now = 60_000
+    await cache.authenticate(s.key)
+    await vi.waitFor(() => expect(kit.statements.filter((q) => LAST_USED.test(q))).toHaveLength(2))
+    await vi.waitFor(async () => expect((await lastUsed())!.getTime()).toBeGreaterThanOrEqual(first!.getTime()))
   })
 
   it('does not store a lookup overtaken by a revocation event, nor anything while the bus is not live', async () => {

@@ -12,6 +12,6 @@ it("the README's layout lists exactly the entries of src/ and the repository's m
     (e) => `src/${e.name}${e.isDirectory() ? '/' : ''}`,
   )
   const graphqlTypes = 'src/graphql/types/'
-  const top = ['rest-compat/', 'prisma/', 'test/', 'bench/', 'scripts/', 'docs/']
+  const top = ['rest-compat/', 'console/', 'prisma/', 'test/', 'bench/', 'scripts/', 'docs/']
   expect([...listed].sort()).toEqual([...src, graphqlTypes, ...top].sort())
 })

@@ -44,6 +44,9 @@ export interface ApiKeyCacheOptions {
  * Failed lookups are never cached: a key created a moment ago works on its first request, and a
  * guessing client still pays a database round trip per guess (and the rate limit) for a 256-bit key.
  */
+/** A key's lastUsedAt is written at most this often by one instance (the console shows it). */
+export const LAST_USED_EVERY_MS = 60_000
+
 export function createApiKeyCache({
   db,
   events,
@@ -54,6 +57,18 @@ export function createApiKeyCache({
 }: ApiKeyCacheOptions): ApiKeyCache {
   const entries = new Map<string, Entry>()
   const byPrefix = new Map<string, string>()
+  // When this instance last wrote a key's lastUsedAt (monotonic ms): at most once a minute per key.
+  const touched = new Map<string, number>()
+  const used = (account: AuthenticatedAccount) => {
+    const at = now()
+    const last = touched.get(account.keyId)
+    if (last !== undefined && at - last < LAST_USED_EVERY_MS) return account
+    if (touched.size >= maxEntries) touched.clear()
+    touched.set(account.keyId, at)
+    // Best effort and off the request's path: a failed write costs the key a stale "last used".
+    db.apiKey.updateMany({ where: { id: account.keyId }, data: { lastUsedAt: new Date() } }).catch(() => touched.delete(account.keyId))
+    return account
+  }
   let invalidations = 0
   let subscribed = false
 
@@ -84,7 +99,7 @@ export function createApiKeyCache({
 
   return {
     async authenticate(apiKey) {
-      if (ttlMs <= 0) return authenticateApiKey(db, apiKey)
+      if (ttlMs <= 0) return used(await authenticateApiKey(db, apiKey))
       const prefix = apiKeyPrefix(apiKey)
       if (!prefix) throw unauthenticated()
       subscribeOnce()
@@ -95,7 +110,7 @@ export function createApiKeyCache({
         // Map order is insertion order: re-inserting makes it the most recently used.
         entries.delete(digest)
         entries.set(digest, cached)
-        return cached.account
+        return used(cached.account)
       }
       if (cached) remove(digest)
       const before = invalidations
@@ -107,7 +122,7 @@ export function createApiKeyCache({
         byPrefix.set(prefix, digest)
         if (entries.size > maxEntries) remove(entries.keys().next().value!)
       }
-      return account
+      return used(account)
     },
     size: () => entries.size,
   }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Db } from '../db/client.js'
 import type { Clock } from '../core/clock.js'
-import { AppError, notFound } from '../core/errors.js'
+import { AppError, notFound, validationError } from '../core/errors.js'
+import { isStorableText } from '../messaging/input-rules.js'
 import type { EventBus } from '../events/event-bus.js'
 import { API_KEY_REVOKED, type ApiKeyRevoked } from './api-key-revoked.js'
 
@@ -17,12 +18,29 @@ export interface IssuedKey {
   apiKey: string
 }
 
-export async function createApiKey({ db }: { db: Db }, accountId: string): Promise<IssuedKey> {
+/** The longest label a key may carry. */
+export const MAX_KEY_LABEL = 100
+
+/** A key's label, trimmed; VALIDATION_FAILED (field `label`) when empty, too long or not storable text. */
+export function keyLabel(raw: string): string {
+  const label = raw.trim()
+  const problem = !label
+    ? 'A label is required'
+    : label.length > MAX_KEY_LABEL
+      ? `At most ${MAX_KEY_LABEL} characters`
+      : !isStorableText(label)
+        ? 'Contains characters that cannot be stored'
+        : null
+  if (problem) throw validationError([{ field: 'label', message: problem }])
+  return label
+}
+
+export async function createApiKey({ db }: { db: Db }, accountId: string, label: string | null = null): Promise<IssuedKey> {
   const account = await db.account.findUnique({ where: { id: accountId }, select: { id: true } })
   if (!account) throw notFound('Account')
   const prefix = `gk_${randomBytes(6).toString('hex')}`
   const apiKey = `${prefix}_${randomBytes(32).toString('base64url')}`
-  const row = await db.apiKey.create({ data: { accountId, prefix, hash: sha256(apiKey).toString('hex') } })
+  const row = await db.apiKey.create({ data: { accountId, prefix, label, hash: sha256(apiKey).toString('hex') } })
   return { id: row.id, prefix, apiKey }
 }
 
@@ -30,9 +48,15 @@ export async function createApiKey({ db }: { db: Db }, accountId: string): Promi
  * Revokes by key id or by its visible prefix, then tells every instance to drop the key from its
  * cache. Revoking again publishes again: the way to retry when the publish failed after the commit.
  */
-export async function revokeApiKey({ db, clock, events }: { db: Db; clock: Clock; events: EventBus }, keyOrPrefix: string) {
+export async function revokeApiKey(
+  { db, clock, events }: { db: Db; clock: Clock; events: EventBus },
+  keyOrPrefix: string,
+  /** Only a key of this account (the API's and the console's revokeApiKey); the CLI passes none. */
+  accountId?: string,
+) {
   const prefix = keyOrPrefix.match(KEY_PATTERN)?.[1] ?? keyOrPrefix
-  const key = await db.apiKey.findFirst({ where: { OR: [{ prefix }, { id: keyOrPrefix }] } })
+  if (!isStorableText(keyOrPrefix)) throw notFound('API key')
+  const key = await db.apiKey.findFirst({ where: { OR: [{ prefix }, { id: keyOrPrefix }], ...(accountId ? { accountId } : {}) } })
   if (!key) throw notFound('API key')
   const revoked = await db.apiKey.update({ where: { id: key.id }, data: { revokedAt: key.revokedAt ?? clock.now() } })
   await events.publish(API_KEY_REVOKED, { id: revoked.id, prefix: revoked.prefix } satisfies ApiKeyRevoked)

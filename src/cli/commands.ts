@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js'
+import { createConsoleLink } from '../console/sessions.js'
 import { AppError } from '../core/errors.js'
 import { createAccount } from '../accounts/create-account.js'
 import { createApiKey, revokeApiKey } from '../auth/api-keys.js'
@@ -60,6 +61,18 @@ export const commands: Record<string, Command> = {
     async run(deps, flags) {
       const key = await revokeApiKey(deps, required(flags, 'key'))
       return { id: key.id, prefix: key.prefix, revokedAt: key.revokedAt!.toISOString() }
+    },
+  },
+  'console:link': {
+    summary: 'Print a single-use sign-in link to the account console (valid 15 minutes)',
+    usage: 'console:link --account <uuid>',
+    options: { account: 'the account uuid' },
+    notes:
+      'Prints the URL alone (not JSON), under PUBLIC_BASE_URL; when it expires goes to stderr. Open it in a browser and press Sign in.',
+    async run(deps, flags, _positionals, io) {
+      const link = await createConsoleLink(deps, await existingAccount(deps, required(flags, 'account')))
+      io.notice(`The link works once, until ${link.expiresAt.toISOString()}.`)
+      return link.url
     },
   },
   'webhook:set': {

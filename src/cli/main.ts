@@ -81,7 +81,8 @@ const database = await openDatabase(env.DATABASE_URL)
 const deps = createDeps(database, env, { logger })
 try {
   const output = await command.run(deps, values, positionals, { notice: (line) => console.error(line) })
-  console.log(JSON.stringify(output))
+  // A command that answers with a bare string (console:link's URL) prints it as it is, to paste or open.
+  console.log(typeof output === 'string' ? output : JSON.stringify(output))
   await database.close()
 } catch (error) {
   await database.close()

@@ -15,14 +15,23 @@ export interface Context {
   account(): Promise<AuthenticatedAccount>
   /** Throws FORBIDDEN unless the Bearer token is the carrier connector's (CARRIER_CONNECTOR_TOKEN). */
   assertConnector(): void
+  /** The account console session making the request (its cookie, with its CSRF token); null for API keys. */
+  consoleSessionId: string | null
 }
 
 /** `verified`: the key's account, already looked up at the door (null: not a key). */
-export function createContext(deps: Deps, request: Request, requestId: string, verified?: Promise<AuthenticatedAccount | null>): Context {
+export function createContext(
+  deps: Deps,
+  request: Request,
+  requestId: string,
+  verified?: Promise<AuthenticatedAccount | null>,
+  consoleSessionId: string | null = null,
+): Context {
   let pending: Promise<AuthenticatedAccount> | undefined
   return {
     deps,
     requestId,
+    consoleSessionId,
     idempotencyKey: request.headers.get('idempotency-key'),
     account() {
       pending ??= (async () => {

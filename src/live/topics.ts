@@ -12,7 +12,17 @@ export const TOPIC = {
   channelChanged: 'channel.changed',
   /** Contacts joined or left a group (SMS codes, mutations), or the group was deleted. */
   groupMembership: 'group.membership',
+  /** Webhook deliveries were attempted, queued (a test event) or queued again (a replay). */
+  webhookDelivery: 'webhook.delivery',
 } as const
+
+/** At most this many delivery ids travel in one webhook delivery event (more are split). */
+export const MAX_EVENT_DELIVERY_IDS = 100
+
+export interface WebhookDeliveryEvent {
+  accountId: string
+  deliveryIds: string[]
+}
 
 export interface StatusEvent {
   accountId: string

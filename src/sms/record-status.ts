@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import type { Tx } from '../db/client.js'
 import { notFound, validationError } from '../core/errors.js'
@@ -8,6 +7,7 @@ import { deliveryReport } from './delivery-report.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 import type { StatusEvent } from '../live/topics.js'
 import { currentTraceparent, tracingEnabled } from '../core/tracing.js'
+import { newWebhookId } from '../webhooks/signature.js'
 
 export interface StatusChange {
   status: DeliveryStatus
@@ -16,8 +16,6 @@ export interface StatusChange {
   mccmnc?: string | null
   at: Date
 }
-
-export const newWebhookId = () => `msg_${randomUUID().replace(/-/g, '')}`
 
 /**
  * Applies one status change to a message, records it in the history and, when the account has

@@ -9,6 +9,7 @@ import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
 import { recordEndpointHealth, type EndpointSnapshot } from './endpoint-health.js'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { inSpan, linkTo, tracingEnabled } from '../core/tracing.js'
+import { MAX_EVENT_DELIVERY_IDS, publishQuietly, TOPIC, type WebhookDeliveryEvent } from '../live/topics.js'
 
 /** The default claim (WORKER_LEASE_MS); requests time out at half the lease at most, so a live claim never expires under a running attempt. */
 export const LEASE_MS = 60_000
@@ -167,7 +168,7 @@ async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeou
         'user-agent': 'sms-channel-gateway-webhooks/1',
         'webhook-id': delivery.id,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(endpoint.secret, delivery.id, timestamp, delivery.body),
+        'webhook-signature': signatures(endpoint, delivery, timestamp, deps.clock.now()),
       },
       timeout: { request: timeoutMs },
       followRedirect: false,
@@ -193,6 +194,21 @@ async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeou
     const message = e.code === 'ETIMEDOUT' ? `timed out after ${timeoutMs} ms` : e.message
     return { ...base, url: endpoint.url, durationMs: Math.round(performance.now() - started), error: message }
   }
+}
+
+/**
+ * The webhook-signature header: the current secret's signature, and during a rotation's overlap the
+ * previous secret's too, space-separated (Standard Webhooks: a receiver accepts any one it can verify).
+ */
+function signatures(
+  endpoint: { secret: string; previousSecret: string | null; previousSecretUntil: Date | null },
+  delivery: Claimed,
+  timestamp: number,
+  now: Date,
+): string {
+  const current = sign(endpoint.secret, delivery.id, timestamp, delivery.body)
+  if (!endpoint.previousSecret || !endpoint.previousSecretUntil || endpoint.previousSecretUntil <= now) return current
+  return `${current} ${sign(endpoint.previousSecret, delivery.id, timestamp, delivery.body)}`
 }
 
 /** The most of a receiver's answer that is read: its status is what counts, and nothing keeps the body. */
@@ -361,7 +377,11 @@ function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
 }
 
 /** Writes attempts and the deliveries' new states (and a 410's disabling) in one transaction. */
-async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outcomes: Outcome[], options: DispatchOptions) {
+async function recordOutcomes(
+  deps: Pick<Deps, 'db' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  outcomes: Outcome[],
+  options: DispatchOptions,
+) {
   const now = deps.clock.now()
   const disabled: { accountId: string; reason: string }[] = []
   await deps.db.$transaction(async (tx) => {
@@ -415,6 +435,15 @@ async function recordOutcomes(deps: Pick<Deps, 'db' | 'clock' | 'logger'>, outco
     }
   })
   for (const { accountId, reason } of disabled) deps.logger.warn({ accountId, reason }, 'webhook endpoint disabled')
+  // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
+  const byAccount = new Map<string, string[]>()
+  for (const o of outcomes) byAccount.set(o.delivery.accountId, [...(byAccount.get(o.delivery.accountId) ?? []), o.delivery.id])
+  for (const [accountId, ids] of byAccount)
+    for (let i = 0; i < ids.length; i += MAX_EVENT_DELIVERY_IDS)
+      await publishQuietly(deps, TOPIC.webhookDelivery, {
+        accountId,
+        deliveryIds: ids.slice(i, i + MAX_EVENT_DELIVERY_IDS),
+      } satisfies WebhookDeliveryEvent)
   for (const o of outcomes.filter((o) => !o.ok))
     deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
 }

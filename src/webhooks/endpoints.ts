@@ -1,8 +1,8 @@
 import type { Deps } from '../deps.js'
-import { notFound } from '../core/errors.js'
+import { notFound, validationError } from '../core/errors.js'
 import { isStorableText } from '../messaging/input-rules.js'
 import { assertWebhookUrl } from './ssrf-guard.js'
-import { newWebhookSecret } from './signature.js'
+import { newWebhookId, newWebhookSecret } from './signature.js'
 
 /**
  * Registers (or replaces) the account's webhook URL. An existing secret is kept so receivers keep
@@ -19,10 +19,61 @@ export async function setWebhook({ db, env }: Pick<Deps, 'db' | 'env'>, accountI
   })
 }
 
-export async function rotateWebhookSecret({ db }: Pick<Deps, 'db'>, accountId: string) {
+/** How long requests carry a signature from the secret before a rotation too, by default. */
+export const DEFAULT_OVERLAP_HOURS = 24
+/** The longest overlap a rotation may ask for: a week. */
+export const MAX_OVERLAP_HOURS = 168
+
+/**
+ * Replaces the signing secret. For `overlapHours` (0 to 168) each request is signed with the new
+ * and the old secret (two signatures in webhook-signature, as Standard Webhooks allows), so a
+ * receiver can switch to the new secret at its own pace.
+ */
+export async function rotateWebhookSecret(
+  { db, clock }: Pick<Deps, 'db' | 'clock'>,
+  accountId: string,
+  overlapHours: number = DEFAULT_OVERLAP_HOURS,
+) {
+  if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_OVERLAP_HOURS) {
+    throw validationError([{ field: 'overlapHours', message: `A whole number of hours from 0 to ${MAX_OVERLAP_HOURS}` }])
+  }
   const existing = await db.webhookEndpoint.findUnique({ where: { accountId } })
   if (!existing) throw notFound('Webhook')
-  return db.webhookEndpoint.update({ where: { accountId }, data: { secret: newWebhookSecret() } })
+  const until = new Date(clock.now().getTime() + overlapHours * 3_600_000)
+  return db.webhookEndpoint.update({
+    where: { accountId },
+    data: {
+      secret: newWebhookSecret(),
+      previousSecret: overlapHours > 0 ? existing.secret : null,
+      previousSecretUntil: overlapHours > 0 ? until : null,
+    },
+  })
+}
+
+/**
+ * Queues a test event: a delivery like any other (signed, retried, logged, replayable) whose body
+ * is `{"test":true,...}` instead of a delivery report. NOT_FOUND without a webhook.
+ */
+export async function sendTestEvent({ db, clock }: Pick<Deps, 'db' | 'clock'>, accountId: string) {
+  const endpoint = await db.webhookEndpoint.findUnique({ where: { accountId }, select: { accountId: true } })
+  if (!endpoint) throw notFound('Webhook')
+  const now = clock.now()
+  const id = newWebhookId()
+  return db.webhookDelivery.create({
+    data: {
+      id,
+      accountId,
+      messageId: null,
+      body: JSON.stringify({
+        test: true,
+        id,
+        message: 'A test event from the account console or the sendTestWebhook mutation',
+        sentAt: now.toISOString(),
+      }),
+      nextAttemptAt: now,
+      createdAt: now,
+    },
+  })
 }
 
 /** Removes the webhook; deliveries still pending fail at their next attempt and stay pollable. */

@@ -1,4 +1,7 @@
-import { createHmac, randomBytes } from 'node:crypto'
+import { createHmac, randomBytes, randomUUID } from 'node:crypto'
+
+/** A delivery's webhook-id: the same on every attempt. */
+export const newWebhookId = () => `msg_${randomUUID().replace(/-/g, '')}`
 
 /** A Standard Webhooks secret: whsec_ + base64 of 24 random bytes. */
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64')}`

@@ -2,7 +2,19 @@ import { builder } from '../builder.js'
 import { DeletedPayload } from './common.js'
 import { prismaConnection } from '../connections.js'
 import { newestFirst } from '../keyset.js'
-import { redeliver, removeWebhook, rotateWebhookSecret, setWebhook } from '../../webhooks/endpoints.js'
+import { Repeater } from 'graphql-yoga'
+import {
+  redeliver,
+  removeWebhook,
+  rotateWebhookSecret,
+  sendTestEvent,
+  setWebhook,
+  DEFAULT_OVERLAP_HOURS,
+} from '../../webhooks/endpoints.js'
+import { publishQuietly, TOPIC, type StatusEvent, type WebhookDeliveryEvent } from '../../live/topics.js'
+import { subscriberOutbox } from '../../live/subscriber-outbox.js'
+import type { WebhookDelivery as DeliveryRow } from '../../generated/sqlite/client.js'
+import type { Context } from '../context.js'
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
   description: 'Where a webhook delivery stands.',
@@ -17,6 +29,14 @@ const WebhookEndpoint = builder.prismaObject('WebhookEndpoint', {
   description: "The account's webhook: every delivery report update is POSTed there, signed (Standard Webhooks).",
   fields: (t) => ({
     url: t.exposeString('url', { description: 'Where updates are POSTed.' }),
+    secret: t.exposeString('secret', { description: 'whsec_…: the secret that signs webhook-signature. Keep it secret.' }),
+    previousSecretExpiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'After rotateWebhookSecret: until then requests carry a signature from the secret before it too; null when none.',
+      resolve: (w, _args, ctx) =>
+        w.previousSecret && w.previousSecretUntil && w.previousSecretUntil > ctx.deps.clock.now() ? w.previousSecretUntil : null,
+    }),
     enabled: t.boolean({
       description: 'False once the receiver answered 410 Gone, or failed every attempt for 5 days; setWebhook enables it again.',
       resolve: (w) => !w.disabledAt,
@@ -46,7 +66,9 @@ const WebhookDelivery = builder.prismaObject('WebhookDelivery', {
     attempts: t.exposeInt('attempts', { description: 'Attempts made so far.' }),
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', description: 'When a pending delivery is tried next.' }),
     lastError: t.exposeString('lastError', { nullable: true, description: "The last attempt's failure, when it failed." }),
-    body: t.exposeString('body', { description: 'The JSON delivery report as sent.' }),
+    body: t.exposeString('body', { description: 'The JSON delivery report as sent (a test event: `{"test":true,...}`).' }),
+    test: t.boolean({ description: 'A test event (sendTestWebhook), not a delivery report.', resolve: (d) => d.messageId === null }),
+    messageId: t.exposeID('messageId', { nullable: true, description: 'The message whose report this is; null for a test event.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the update was written.' }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true, description: 'When it was delivered or given up.' }),
     attemptLog: t.relation('attemptLog', { description: 'Every attempt, oldest first.', query: { orderBy: { createdAt: 'asc' } } }),
@@ -141,10 +163,28 @@ builder.mutationFields((t) => ({
   }),
   rotateWebhookSecret: t.field({
     type: WebhookSecretPayload,
-    description: 'Replaces the signing secret; deliveries from now on are signed with the new one.',
-    resolve: async (_root, _args, ctx) => {
-      const endpoint = await rotateWebhookSecret(ctx.deps, (await ctx.account()).id)
+    description:
+      'Replaces the signing secret. During the overlap each request carries two signatures in webhook-signature, from the new secret and from the one before, so receivers can switch at their own pace.',
+    args: {
+      overlapHours: t.arg.int({
+        defaultValue: DEFAULT_OVERLAP_HOURS,
+        description: 'How long the previous secret keeps signing too: 0 (stop at once) to 168 hours.',
+      }),
+    },
+    resolve: async (_root, { overlapHours }, ctx) => {
+      const endpoint = await rotateWebhookSecret(ctx.deps, (await ctx.account()).id, overlapHours ?? DEFAULT_OVERLAP_HOURS)
       return { accountId: endpoint.accountId, secret: endpoint.secret }
+    },
+  }),
+  sendTestWebhook: t.prismaField({
+    type: 'WebhookDelivery',
+    description:
+      'Queues a test event to the webhook: a delivery like the others (signed, retried, in webhookDeliveries) with the body `{"test":true,"id","message","sentAt"}`. NOT_FOUND without a webhook.',
+    resolve: async (query, _root, _args, ctx) => {
+      const accountId = (await ctx.account()).id
+      const delivery = await sendTestEvent(ctx.deps, accountId)
+      await announce(ctx, accountId, delivery.id)
+      return ctx.deps.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: delivery.id } })
     },
   }),
   removeWebhook: t.field({
@@ -161,8 +201,52 @@ builder.mutationFields((t) => ({
     description: 'Sends a delivery again from the start of the retry schedule, with the same webhook-id.',
     args: { id: t.arg.id({ required: true, description: 'The delivery id (webhook-id).' }) },
     resolve: async (query, _root, { id }, ctx) => {
-      const delivery = await redeliver(ctx.deps, (await ctx.account()).id, String(id))
+      const accountId = (await ctx.account()).id
+      const delivery = await redeliver(ctx.deps, accountId, String(id))
+      await announce(ctx, accountId, delivery.id)
       return ctx.deps.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: delivery.id } })
     },
   }),
 }))
+
+/** Tells the account's delivery log subscribers (and the worker, on this instance) that a delivery is due. */
+const announce = (ctx: Context, accountId: string, deliveryId: string) =>
+  publishQuietly(ctx.deps, TOPIC.webhookDelivery, { accountId, deliveryIds: [deliveryId] } satisfies WebhookDeliveryEvent)
+
+builder.subscriptionField('webhookDeliveryUpdates', (t) =>
+  t.prismaField({
+    type: 'WebhookDelivery',
+    description:
+      "Each of the account's webhook deliveries as it changes: queued (a report update, a test event, a replay) and after each attempt. Needs an API key or a console session.",
+    subscribe: async (_root, _args, ctx) => {
+      const accountId = (await ctx.account()).id
+      await Promise.race([ctx.deps.events.ready().catch(() => undefined), new Promise((r) => setTimeout(r, 5000).unref())])
+      const { db, events } = ctx.deps
+      return new Repeater<DeliveryRow>(async (push, stop) => {
+        const send = subscriberOutbox(push, stop, ctx.deps.logger, 'webhookDeliveryUpdates')
+        const offDeliveries = events.subscribe(TOPIC.webhookDelivery, (payload) => {
+          const event = payload as WebhookDeliveryEvent
+          if (event.accountId !== accountId) return
+          for (const id of event.deliveryIds)
+            send(async () => (await db.webhookDelivery.findFirst({ where: { id, accountId } })) ?? undefined)
+        })
+        // A report update queues its delivery in the same transaction as the status: the newest of the message's.
+        const offReports = events.subscribe(TOPIC.smsStatus, (payload) => {
+          const event = payload as StatusEvent
+          if (event.accountId !== accountId) return
+          send(
+            async () =>
+              (await db.webhookDelivery.findFirst({
+                where: { messageId: event.messageId, accountId },
+                orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+              })) ?? undefined,
+          )
+        })
+        await stop
+        offDeliveries()
+        offReports()
+      })
+    },
+    resolve: (_query, delivery) => delivery,
+  }),
+)

@@ -1,0 +1,601 @@
+// The account console: a Preact front end of the public GraphQL API (docs/console.md). It holds no
+// API key: its requests carry the session cookie (HttpOnly, set by the sign-in link) and the
+// session's CSRF token from the page's <meta name="csrf-token">.
+import { render } from 'preact'
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+
+interface GraphQLError {
+  message: string
+  extensions?: { code?: string; details?: { field: string; message: string }[] }
+}
+type Result<T> = { data?: T; errors?: GraphQLError[] }
+
+const csrf = document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? ''
+const headers = { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf }
+
+async function gql<T>(query: string, variables: Record<string, unknown> = {}): Promise<Result<T>> {
+  try {
+    const response = await fetch('/graphql', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers,
+      body: JSON.stringify({ query, variables }),
+    })
+    const result = (await response.json()) as Result<T>
+    if (result.errors?.some((e) => e.extensions?.code === 'UNAUTHENTICATED')) location.assign('/console')
+    return result
+  } catch {
+    return { errors: [{ message: 'The service did not answer; try again.' }] }
+  }
+}
+
+/** What went wrong, for an inline error: the details' messages when there are some. */
+const problem = (errors?: GraphQLError[]) =>
+  errors?.length
+    ? errors.map((e) => (e.extensions?.details?.length ? e.extensions.details.map((d) => d.message).join('; ') : e.message)).join('; ')
+    : null
+
+const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—')
+
+function ErrorText({ id, text }: { id: string; text: string | null }) {
+  return (
+    <p id={id} class="error" role="alert" hidden={!text}>
+      {text}
+    </p>
+  )
+}
+
+// ---------------------------------------------------------------- account
+
+interface Account {
+  name: string
+  timezone: string
+  creditBalance: string
+  pricePerPage: string
+}
+
+function AccountSection({ account }: { account: Account | null }) {
+  const [id, setId] = useState('')
+  const [report, setReport] = useState<Record<string, unknown> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [groups, setGroups] = useState<
+    { uuid: string; name: string; optinCode: string | null; optoutCode: string | null; subscriptionSim: string | null }[]
+  >([])
+  useEffect(() => {
+    void gql<{ groups: { nodes: typeof groups } }>(
+      '{ groups(perPage: 100) { nodes { uuid name subscribable optinCode optoutCode subscriptionSim } } }',
+    ).then((r) => setGroups((r.data?.groups.nodes ?? []).filter((g) => g.optinCode || g.optoutCode)))
+  }, [])
+  async function lookUp(event: Event) {
+    event.preventDefault()
+    const r = await gql<{ message: Record<string, unknown> | null }>(
+      'query Report($id: ID!) { message(id: $id) { uuid to status done broadcastTime doneDate pages creditsDeducted sandbox } }',
+      { id: id.trim() },
+    )
+    setReport(r.data?.message ?? null)
+    setError(problem(r.errors))
+  }
+  return (
+    <section aria-labelledby="account-heading">
+      <h2 id="account-heading">Account</h2>
+      {account && (
+        <dl>
+          <dt>Credit balance</dt>
+          <dd data-testid="credit-balance">{account.creditBalance} credits</dd>
+          <dt>Price per SMS page</dt>
+          <dd>{account.pricePerPage} credits</dd>
+          <dt>Time zone of delivery reports</dt>
+          <dd>{account.timezone}</dd>
+        </dl>
+      )}
+      <form onSubmit={lookUp} class="row">
+        <div>
+          <label for="report-id">Delivery report by message id</label>
+          <input id="report-id" value={id} onInput={(e) => setId(e.currentTarget.value)} aria-describedby="report-error" required />
+        </div>
+        <button type="submit">Look up</button>
+      </form>
+      <ErrorText id="report-error" text={error} />
+      {report && <pre class="mono scroll">{JSON.stringify(report, null, 2)}</pre>}
+      <h3>Groups contacts join and leave by SMS</h3>
+      {groups.length ? (
+        <div class="scroll">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Group</th>
+                <th scope="col">Join code</th>
+                <th scope="col">Leave code</th>
+                <th scope="col">Send to</th>
+              </tr>
+            </thead>
+            <tbody>
+              {groups.map((g) => (
+                <tr key={g.uuid}>
+                  <td>{g.name}</td>
+                  <td class="mono">{g.optinCode ?? '—'}</td>
+                  <td class="mono">{g.optoutCode ?? '—'}</td>
+                  <td class="mono">{g.subscriptionSim ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p class="muted">No group takes SMS codes.</p>
+      )}
+    </section>
+  )
+}
+
+// ---------------------------------------------------------------- API keys
+
+interface ApiKey {
+  id: string
+  prefix: string
+  label: string | null
+  createdAt: string
+  lastUsedAt: string | null
+  revokedAt: string | null
+}
+
+function KeysSection() {
+  const [keys, setKeys] = useState<ApiKey[]>([])
+  const [label, setLabel] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  const [created, setCreated] = useState<string | null>(null)
+  const [copied, setCopied] = useState(false)
+  const [confirming, setConfirming] = useState<string | null>(null)
+  const load = useCallback(async () => {
+    const r = await gql<{ apiKeys: ApiKey[] }>('{ apiKeys { id prefix label createdAt lastUsedAt revokedAt } }')
+    if (r.data) setKeys(r.data.apiKeys)
+  }, [])
+  useEffect(() => void load(), [load])
+  async function create(event: Event) {
+    event.preventDefault()
+    const r = await gql<{ createApiKey: { key: string } }>('mutation Create($label: String!) { createApiKey(label: $label) { key } }', {
+      label,
+    })
+    setError(problem(r.errors))
+    if (r.data) {
+      setCreated(r.data.createApiKey.key)
+      setCopied(false)
+      setLabel('')
+      await load()
+    }
+  }
+  async function revoke(id: string) {
+    const r = await gql('mutation Revoke($id: ID!) { revokeApiKey(id: $id) { id } }', { id })
+    setError(problem(r.errors))
+    setConfirming(null)
+    await load()
+  }
+  async function copy() {
+    if (!created) return
+    await navigator.clipboard.writeText(created).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    )
+  }
+  return (
+    <section aria-labelledby="keys-heading">
+      <h2 id="keys-heading">API keys</h2>
+      <form onSubmit={create} class="row" noValidate>
+        <div>
+          <label for="key-label">Label of a new key</label>
+          <input
+            id="key-label"
+            value={label}
+            maxLength={100}
+            onInput={(e) => setLabel(e.currentTarget.value)}
+            aria-describedby="key-error"
+          />
+        </div>
+        <button type="submit">Create key</button>
+      </form>
+      <ErrorText id="key-error" text={error} />
+      {created && (
+        <div role="status">
+          <p>
+            Your new key, shown this once: <code data-testid="new-key">{created}</code>{' '}
+            <button type="button" class="secondary" onClick={copy}>
+              Copy
+            </button>{' '}
+            {copied && <span class="ok">Copied.</span>}
+          </p>
+        </div>
+      )}
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Label</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr key={k.id} data-prefix={k.prefix}>
+                <td class="mono">{k.prefix}…</td>
+                <td>{k.label ?? '—'}</td>
+                <td>{when(k.createdAt)}</td>
+                <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
+                <td>
+                  {k.revokedAt ? (
+                    `revoked ${when(k.revokedAt)}`
+                  ) : confirming === k.id ? (
+                    <span class="row">
+                      <span>Revoke {k.prefix}? Requests with it will be refused.</span>
+                      <button type="button" class="danger" onClick={() => revoke(k.id)}>
+                        Yes, revoke {k.prefix}
+                      </button>
+                      <button type="button" class="secondary" onClick={() => setConfirming(null)}>
+                        Cancel
+                      </button>
+                    </span>
+                  ) : (
+                    <button type="button" class="secondary" aria-label={`Revoke ${k.prefix}`} onClick={() => setConfirming(k.id)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  )
+}
+
+// ---------------------------------------------------------------- webhook
+
+interface Webhook {
+  url: string
+  secret: string
+  enabled: boolean
+  disabledReason: string | null
+  previousSecretExpiresAt: string | null
+}
+
+interface Attempt {
+  attempt: number
+  statusCode: number | null
+  durationMs: number
+  error: string | null
+  at: string
+}
+
+interface Delivery {
+  id: string
+  state: 'PENDING' | 'DELIVERED' | 'FAILED'
+  test: boolean
+  messageId: string | null
+  attempts: number
+  nextAttemptAt: string
+  lastError: string | null
+  createdAt: string
+  attemptLog: Attempt[]
+}
+
+const DELIVERY_FIELDS =
+  'id state test messageId attempts nextAttemptAt lastError createdAt attemptLog { attempt statusCode durationMs error at }'
+
+/** Follows a subscription over Server-Sent Events (a POST, so it carries the CSRF header), reconnecting after a drop. */
+function useSubscription<T>(query: string, onData: (data: T) => void, setLive: (live: boolean) => void) {
+  // The latest callback, so a stream opened once sees the current filter.
+  const latest = useRef(onData)
+  latest.current = onData
+  useEffect(() => {
+    let closed = false
+    let controller: AbortController | null = null
+    async function follow() {
+      while (!closed) {
+        controller = new AbortController()
+        try {
+          const response = await fetch('/graphql', {
+            method: 'POST',
+            credentials: 'same-origin',
+            headers: { ...headers, Accept: 'text/event-stream' },
+            body: JSON.stringify({ query }),
+            signal: controller.signal,
+          })
+          if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`)
+          setLive(true)
+          const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
+          let buffer = ''
+          for (;;) {
+            const { value, done } = await reader.read()
+            if (done) break
+            buffer += value
+            let end: number
+            while ((end = buffer.indexOf('\n\n')) >= 0) {
+              const block = buffer.slice(0, end)
+              buffer = buffer.slice(end + 2)
+              const data = block
+                .split('\n')
+                .filter((line) => line.startsWith('data:'))
+                .map((line) => line.slice(5).trim())
+                .join('\n')
+              if (!data) continue
+              const result = JSON.parse(data) as Result<T>
+              if (result.data) latest.current(result.data)
+            }
+          }
+        } catch {
+          // dropped: try again below
+        }
+        setLive(false)
+        if (!closed) await new Promise((resolve) => setTimeout(resolve, 2000))
+      }
+    }
+    void follow()
+    return () => {
+      closed = true
+      controller?.abort()
+    }
+  }, [query])
+}
+
+function WebhookSection() {
+  const [webhook, setWebhook] = useState<Webhook | null>(null)
+  const [url, setUrl] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
+  const [showSecret, setShowSecret] = useState(false)
+  const [deliveries, setDeliveries] = useState<Delivery[]>([])
+  const [filter, setFilter] = useState('')
+  const [live, setLive] = useState(false)
+  const [loaded, setLoaded] = useState(false)
+  /** Reads the webhook; the URL field takes the stored URL only when asked (first load, a save), never over what is being typed. */
+  const load = useCallback(async (resetField = false) => {
+    const r = await gql<{ webhook: Webhook | null }>('{ webhook { url secret enabled disabledReason previousSecretExpiresAt } }')
+    setWebhook(r.data?.webhook ?? null)
+    if (resetField) setUrl(r.data?.webhook?.url ?? '')
+    setLoaded(true)
+  }, [])
+  const loadDeliveries = useCallback(async () => {
+    const r = await gql<{ webhookDeliveries: Delivery[] }>(
+      `query Log($state: WebhookDeliveryState) { webhookDeliveries(state: $state, first: 50) { ${DELIVERY_FIELDS} } }`,
+      { state: filter || null },
+    )
+    if (r.data) setDeliveries(r.data.webhookDeliveries)
+  }, [filter])
+  useEffect(() => void load(true), [load])
+  useEffect(() => void loadDeliveries(), [loadDeliveries])
+  useSubscription<{ webhookDeliveryUpdates: Delivery }>(
+    `subscription { webhookDeliveryUpdates { ${DELIVERY_FIELDS} } }`,
+    ({ webhookDeliveryUpdates: d }) =>
+      setDeliveries((list) => {
+        const rest = list.filter((x) => x.id !== d.id)
+        const shown = !filter || d.state === filter
+        return (shown ? [d, ...rest] : rest).sort((a, b) =>
+          a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1,
+        )
+      }),
+    setLive,
+  )
+
+  async function act(query: string, variables: Record<string, unknown>, done: string, resetField = false) {
+    setNotice(null)
+    const r = await gql(query, variables)
+    setError(problem(r.errors))
+    await load(resetField && !r.errors)
+    setNotice(r.errors ? null : done)
+    return !r.errors
+  }
+  const save = (event: Event) => {
+    event.preventDefault()
+    void act('mutation Set($url: String!) { setWebhook(url: $url) { secret } }', { url }, 'Webhook saved.', true)
+  }
+  if (!loaded)
+    return (
+      <section aria-labelledby="webhook-heading">
+        <h2 id="webhook-heading">Webhook</h2>
+        <p>Loading…</p>
+      </section>
+    )
+  return (
+    <section aria-labelledby="webhook-heading">
+      <h2 id="webhook-heading">Webhook</h2>
+      <form onSubmit={save} class="row" noValidate>
+        <div style="flex: 1 1 20rem">
+          <label for="webhook-url">Webhook URL</label>
+          <input
+            id="webhook-url"
+            type="url"
+            style="width: 100%"
+            value={url}
+            placeholder="https://example.com/sms-reports"
+            onInput={(e) => setUrl(e.currentTarget.value)}
+            aria-describedby="webhook-error"
+          />
+        </div>
+        <button type="submit">Save URL</button>
+        {webhook && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => void act('mutation { removeWebhook { deletedId } }', {}, 'Webhook removed.', true)}
+          >
+            Remove webhook
+          </button>
+        )}
+      </form>
+      <ErrorText id="webhook-error" text={error} />
+      <p role="status" class="ok">
+        {notice}
+      </p>
+      {webhook && (
+        <div>
+          {!webhook.enabled && <p class="error">Disabled: {webhook.disabledReason}. Saving the URL enables it again.</p>}
+          <p>
+            Signing secret: <code data-testid="webhook-secret">{showSecret ? webhook.secret : 'whsec_' + '•'.repeat(12)}</code>{' '}
+            <button type="button" class="secondary" aria-pressed={showSecret} onClick={() => setShowSecret(!showSecret)}>
+              {showSecret ? 'Hide secret' : 'Show secret'}
+            </button>
+          </p>
+          {webhook.previousSecretExpiresAt && (
+            <p class="muted">The previous secret signs too until {when(webhook.previousSecretExpiresAt)}.</p>
+          )}
+          <div class="row">
+            <button
+              type="button"
+              class="secondary"
+              onClick={() =>
+                void act(
+                  'mutation { rotateWebhookSecret { secret } }',
+                  {},
+                  'Secret rotated: for 24 hours each request carries both signatures.',
+                )
+              }
+            >
+              Rotate secret
+            </button>
+            <button
+              type="button"
+              onClick={() =>
+                void act('mutation { sendTestWebhook { id } }', {}, 'Test event queued.').then((ok) => {
+                  if (ok) void loadDeliveries()
+                })
+              }
+            >
+              Send test event
+            </button>
+          </div>
+        </div>
+      )}
+      <h3>Delivery log</h3>
+      <div class="row">
+        <div>
+          <label for="delivery-filter">Show</label>
+          <select id="delivery-filter" value={filter} onChange={(e) => setFilter(e.currentTarget.value)}>
+            <option value="">every delivery</option>
+            <option value="PENDING">pending</option>
+            <option value="DELIVERED">delivered</option>
+            <option value="FAILED">failed</option>
+          </select>
+        </div>
+        <p class="muted" aria-live="polite" data-testid="live">
+          {live ? 'Live: new attempts appear as they happen.' : 'Connecting live updates…'}
+        </p>
+      </div>
+      <div class="scroll">
+        <table data-testid="deliveries">
+          <thead>
+            <tr>
+              <th scope="col">Delivery</th>
+              <th scope="col">State</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Next retry</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
+          <tbody>
+            {deliveries.map((d) => (
+              <tr key={d.id} data-delivery={d.id} data-state={d.state}>
+                <td>
+                  <span class="mono">{d.id}</span>
+                  <br />
+                  <span class="muted">
+                    {d.test ? 'test event' : `report of ${d.messageId}`}, {when(d.createdAt)}
+                  </span>
+                </td>
+                <td>{d.state.toLowerCase()}</td>
+                <td>
+                  {d.attemptLog.length ? (
+                    <ul>
+                      {d.attemptLog.map((a, i) => (
+                        <li key={i}>
+                          #{a.attempt}: {a.statusCode ?? 'no answer'}, {a.durationMs} ms{a.error ? `, ${a.error}` : ''}
+                        </li>
+                      ))}
+                    </ul>
+                  ) : (
+                    'none yet'
+                  )}
+                </td>
+                <td>{d.state === 'PENDING' ? when(d.nextAttemptAt) : '—'}</td>
+                <td>
+                  {d.state !== 'PENDING' && (
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={`Replay ${d.id}`}
+                      onClick={() =>
+                        void act(
+                          'mutation Replay($id: ID!) { redeliverWebhook(id: $id) { id } }',
+                          { id: d.id },
+                          `Delivery ${d.id} queued again.`,
+                        )
+                      }
+                    >
+                      Replay
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  )
+}
+
+// ---------------------------------------------------------------- the page
+
+function Console() {
+  const [account, setAccount] = useState<Account | null>(null)
+  useEffect(() => {
+    void gql<{ account: Account }>('{ account { name timezone creditBalance pricePerPage } }').then((r) =>
+      setAccount(r.data?.account ?? null),
+    )
+  }, [])
+  async function signOut(everywhere: boolean) {
+    await gql('mutation Out($everywhere: Boolean) { signOut(everywhere: $everywhere) { sessionsEnded } }', { everywhere })
+    location.assign('/console')
+  }
+  return (
+    <>
+      <header>
+        <h1>Account console{account ? `: ${account.name}` : ''}</h1>
+        <nav aria-label="Console">
+          <ul>
+            <li>
+              <a href="#account-heading">Account</a>
+            </li>
+            <li>
+              <a href="#keys-heading">API keys</a>
+            </li>
+            <li>
+              <a href="#webhook-heading">Webhook</a>
+            </li>
+            <li>
+              <button type="button" class="secondary" onClick={() => void signOut(false)}>
+                Sign out
+              </button>
+            </li>
+            <li>
+              <button type="button" class="secondary" onClick={() => void signOut(true)}>
+                Sign out everywhere
+              </button>
+            </li>
+          </ul>
+        </nav>
+      </header>
+      <main>
+        <AccountSection account={account} />
+        <KeysSection />
+        <WebhookSection />
+      </main>
+    </>
+  )
+}
+
+const root = document.getElementById('app')!
+root.replaceChildren() // the server's "Loading the console…"
+render(<Console />, root)

@@ -1,0 +1,118 @@
+// The account console's sign-in: single-use links that open server-side sessions (docs/console.md).
+// Links and sessions are random 256-bit tokens; the database keeps their SHA-256 only, so a copy
+// of it signs no one in.
+import { createHmac, randomBytes } from 'node:crypto'
+import type { Deps } from '../deps.js'
+import { AppError, notFound } from '../core/errors.js'
+import { sha256, type AuthenticatedAccount } from '../auth/api-keys.js'
+
+/** A sign-in link works once, within this time. */
+export const LINK_TTL_MS = 15 * 60_000
+/** A session ends this long after it began (sign in again with a new link). */
+export const SESSION_TTL_MS = 12 * 60 * 60_000
+
+/** The session cookie; `__Host-` (Secure, no Domain, Path=/) when the service is served over https. */
+export const sessionCookieName = (publicBaseUrl: string) => (publicBaseUrl.startsWith('https:') ? '__Host-console' : 'console_session')
+
+const TOKEN = /^[A-Za-z0-9_-]{43}$/
+const newToken = () => randomBytes(32).toString('base64url')
+const digest = (token: string) => sha256(token).toString('hex')
+
+/** The CSRF token of a session: derived from the session's token, so nothing more is stored. */
+export const csrfTokenOf = (sessionToken: string) => createHmac('sha256', sessionToken).update('console csrf').digest('base64url')
+
+/** Issues a sign-in link for the account: `<PUBLIC_BASE_URL>/console/sign-in?token=<token>`. */
+export async function createConsoleLink({ db, clock, env }: Pick<Deps, 'db' | 'clock' | 'env'>, accountId: string) {
+  const account = await db.account.findUnique({ where: { id: accountId }, select: { id: true } })
+  if (!account) throw notFound('Account')
+  const token = newToken()
+  const expiresAt = new Date(clock.now().getTime() + LINK_TTL_MS)
+  await db.consoleLink.create({ data: { accountId, tokenHash: digest(token), expiresAt } })
+  // Opening the link only shows a "Sign in" button (a link preview or a mail scanner that fetches
+  // it spends nothing); the request log records paths without their query.
+  return { url: `${env.PUBLIC_BASE_URL}/console/sign-in?token=${token}`, expiresAt }
+}
+
+/** Why a link did not sign anyone in; the sign-in page shows it with status 400 or 410. */
+export class SignInRefused extends AppError {
+  constructor(
+    message: string,
+    readonly status: 400 | 410,
+  ) {
+    super('UNAUTHENTICATED', message)
+  }
+}
+
+/** What opening a link shows before it is spent: the account it signs in to, or why it cannot. */
+export async function checkConsoleLink({ db, clock }: Pick<Deps, 'db' | 'clock'>, token: string) {
+  if (!TOKEN.test(token)) throw new SignInRefused(NOT_VALID, 400)
+  const link = await db.consoleLink.findUnique({
+    where: { tokenHash: digest(token) },
+    select: { usedAt: true, expiresAt: true, account: { select: { name: true } } },
+  })
+  if (!link) throw new SignInRefused(NOT_VALID, 400)
+  if (link.usedAt) throw new SignInRefused(USED, 410)
+  if (link.expiresAt <= clock.now()) throw new SignInRefused(EXPIRED, 410)
+  return { accountName: link.account.name }
+}
+
+const NOT_VALID = 'This sign-in link is not valid. Ask for a new one.'
+const USED = 'This sign-in link was used already. Ask for a new one.'
+const EXPIRED = 'This sign-in link has expired. Ask for a new one.'
+
+/**
+ * Spends a link and opens a session: one conditional update marks the link used, so of two
+ * concurrent redemptions (two instances, a double click) exactly one opens a session.
+ */
+export async function redeemConsoleLink({ db, clock }: Pick<Deps, 'db' | 'clock'>, token: string) {
+  if (!TOKEN.test(token)) throw new SignInRefused(NOT_VALID, 400)
+  const now = clock.now()
+  const tokenHash = digest(token)
+  const { count } = await db.consoleLink.updateMany({ where: { tokenHash, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } })
+  if (count !== 1) {
+    const link = await db.consoleLink.findUnique({ where: { tokenHash }, select: { usedAt: true } })
+    if (!link) throw new SignInRefused(NOT_VALID, 400)
+    throw new SignInRefused(link.usedAt ? USED : EXPIRED, 410)
+  }
+  const link = await db.consoleLink.findUniqueOrThrow({ where: { tokenHash }, select: { accountId: true } })
+  const sessionToken = newToken()
+  const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
+  await db.consoleSession.create({ data: { accountId: link.accountId, tokenHash: digest(sessionToken), expiresAt } })
+  return { token: sessionToken, expiresAt }
+}
+
+export interface ConsoleSession {
+  id: string
+  account: AuthenticatedAccount
+}
+
+/** The live session of a cookie's token, with its account; null when unknown, expired or signed out. */
+export async function consoleSessionOf({ db, clock }: Pick<Deps, 'db' | 'clock'>, token: string): Promise<ConsoleSession | null> {
+  if (!TOKEN.test(token)) return null
+  const session = await db.consoleSession.findUnique({
+    where: { tokenHash: digest(token) },
+    select: { id: true, expiresAt: true, revokedAt: true, account: { select: { id: true, name: true, timezone: true } } },
+  })
+  if (!session || session.revokedAt || session.expiresAt <= clock.now()) return null
+  // keyId is empty: a session is no API key (rate limits and logs key it by the session id).
+  return { id: session.id, account: { ...session.account, keyId: '' } }
+}
+
+/** Signs out one session, or every session of the account (`sessionId` null). Returns how many ended. */
+export async function endConsoleSessions({ db, clock }: Pick<Deps, 'db' | 'clock'>, accountId: string, sessionId: string | null) {
+  const { count } = await db.consoleSession.updateMany({
+    where: { accountId, revokedAt: null, ...(sessionId ? { id: sessionId } : {}) },
+    data: { revokedAt: clock.now() },
+  })
+  return count
+}
+
+/** Reads one cookie from a Cookie header. */
+export function cookieValue(header: string | null, name: string): string | null {
+  if (!header) return null
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return null
+}

@@ -1,0 +1,259 @@
+// The account console in a real browser (Debian's chromium driven by playwright-core), against
+// real server processes on each test database, with every request that is not to this machine
+// blocked. Two instances share the database: the second refuses private webhook addresses (the
+// first allows them, to reach the local receiver) and shows that a revoked key is refused on
+// every instance. Each screen passes an axe-core scan with no serious or critical violation.
+import { execFile, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { Webhook } from 'standardwebhooks'
+import { spawnServer } from './kit/server-process.js'
+import { targets, type TestDatabase } from './kit/databases.js'
+import { reply, startReceiver } from './kit/receiver.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-sync',
+]
+const SCREENSHOTS = resolve('test-results/screenshots')
+const LOCAL = new Set(['127.0.0.1', 'localhost'])
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+const skip = !existsSync(CHROMIUM) && !process.env.CI
+if (skip)
+  console.warn(`console browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium); they always run when CI is set`)
+
+describe.skipIf(skip).each(targets)('the account console in a browser on $name', (target) => {
+  let database: TestDatabase
+  let servers: ChildProcess[] = []
+  let base: string
+  let strictBase: string
+  let env: Record<string, string | undefined>
+  let accountId: string
+  let browser: Browser
+  let context: BrowserContext
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  const blocked: string[] = []
+  const pageErrors: string[] = []
+
+  const cli = async (...args: string[]) =>
+    (await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', ...args], { env })).stdout.trim().split('\n').pop()!
+
+  beforeAll(async () => {
+    database = await target.create()
+    env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: '0' }
+    accountId = JSON.parse(await cli('account:create', '--name', 'Console Ltd')).account.uuid
+    const first = spawnServer({ ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', LOG_LEVEL: 'info' })
+    const second = spawnServer({ ...env, WORKER_ENABLED: 'false', LOG_LEVEL: 'info' })
+    servers = [first.child, second.child]
+    ;[base, strictBase] = await Promise.all([first.listening(60_000), second.listening(60_000)])
+    receiver = await startReceiver(reply(204))
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+    await context.route('**/*', (route) => {
+      if (LOCAL.has(new URL(route.request().url()).hostname)) return route.continue()
+      blocked.push(route.request().url())
+      return route.abort('blockedbyclient')
+    })
+    mkdirSync(SCREENSHOTS, { recursive: true })
+  }, 180_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    for (const s of servers) s.kill('SIGTERM')
+    await receiver?.close()
+    await database?.drop()
+    expect(blocked, 'requests that left the machine').toEqual([])
+  })
+
+  async function newPage(): Promise<Page> {
+    const page = await context.newPage()
+    page.on('pageerror', (e) => pageErrors.push(e.message))
+    return page
+  }
+
+  /** axe-core in the page: no serious or critical violation. (Evaluated over CDP, which the page's CSP does not govern.) */
+  async function accessible(page: Page, screen: string) {
+    await page.evaluate(AXE)
+    const violations = (await page.evaluate(async () => {
+      const result = await (window as any).axe.run(document, { resultTypes: ['violations'] })
+      return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }))
+    })) as { id: string; impact: string; nodes: number }[]
+    expect(
+      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
+      `axe on ${screen}`,
+    ).toEqual([])
+  }
+
+  /** A link from the CLI, opened on `origin` (the CLI writes it under PUBLIC_BASE_URL). */
+  async function linkPath() {
+    const url = new URL(await cli('console:link', '--account', accountId))
+    return `${url.pathname}${url.search}`
+  }
+
+  let page: Page
+
+  it('signs in from a link (one click), and refuses the link used again', async () => {
+    const path = await linkPath()
+    page = await newPage()
+    await page.goto(`${base}${path}`)
+    await accessible(page, 'sign-in')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL(`${base}/console`)
+    await page.getByRole('heading', { name: 'Account console: Console Ltd' }).waitFor()
+    const [cookie] = await context.cookies(base)
+    expect(cookie).toMatchObject({ name: 'console_session', httpOnly: true, sameSite: 'Strict', secure: false })
+    expect(await page.evaluate(() => document.cookie)).toBe('')
+    await page.getByTestId('live').getByText('Live').waitFor()
+    await accessible(page, 'console')
+
+    const reused = await newPage()
+    const answer = await reused.goto(`${base}${path}`)
+    expect(answer!.status()).toBe(410)
+    await reused.getByText('This sign-in link was used already').waitFor()
+    await accessible(reused, 'refused link')
+    await reused.close()
+  }, 90_000)
+
+  it('creates a key (an empty label is refused inline), uses it over HTTP, revokes it: 401 on both instances', async () => {
+    const rows = page.locator('tbody tr[data-prefix]')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    await page.locator('#key-error').getByText('A label is required').waitFor()
+    expect(await rows.count()).toBe(1)
+
+    await page.getByLabel('Label of a new key').fill('Deploys')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const key = await page.getByTestId('new-key').innerText()
+    expect(key).toMatch(/^gk_[0-9a-f]{12}_/)
+    await page.getByRole('button', { name: 'Copy' }).click()
+    await page.getByText('Copied.').waitFor()
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key)
+    await expect.poll(() => rows.count()).toBe(2)
+
+    const use = (origin: string) => fetch(`${origin}/api/contacts`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)
+    expect(await use(base)).toBe(200)
+    expect(await use(strictBase)).toBe(200)
+    const prefix = key.slice(0, 15)
+    await page.getByRole('button', { name: `Revoke ${prefix}` }).click()
+    await page.getByRole('button', { name: `Yes, revoke ${prefix}` }).click()
+    await page.locator(`tr[data-prefix="${prefix}"]`).getByText('revoked').waitFor()
+    expect(await use(base)).toBe(401)
+    expect(await use(strictBase)).toBe(401)
+  }, 60_000)
+
+  it('refuses a malformed and a private webhook URL inline and changes nothing', async () => {
+    const strict = await newPage()
+    await strict.goto(`${strictBase}/console`)
+    await strict.getByRole('heading', { name: 'Account console: Console Ltd' }).waitFor()
+    for (const [url, text] of [
+      ['not a url', /URL/i],
+      ['http://10.20.30.40/hook', /private|public|not allowed/i],
+    ] as const) {
+      await strict.getByLabel('Webhook URL').fill(url)
+      await strict.getByRole('button', { name: 'Save URL' }).click()
+      await strict.locator('#webhook-error').getByText(text).waitFor()
+    }
+    await accessible(strict, 'webhook error')
+    await strict.close()
+    // Nothing was registered: the console still offers no secret or removal.
+    await page.reload()
+    await page.getByLabel('Webhook URL').waitFor()
+    expect(await page.getByRole('button', { name: 'Remove webhook' }).count()).toBe(0)
+  }, 60_000)
+
+  it('sets the webhook to a local receiver; a test event appears in the log without a reload; a failed delivery is replayed', async () => {
+    await page.evaluate(() => ((window as any).sameDocument = true))
+    await page.getByLabel('Webhook URL').fill(receiver.url)
+    await page.getByRole('button', { name: 'Save URL' }).click()
+    await page.getByText('Webhook saved.').waitFor()
+    const log = page.getByTestId('deliveries')
+    await page.getByRole('button', { name: 'Send test event' }).click()
+    const delivered = log.locator('tr[data-state="DELIVERED"]')
+    await delivered.first().waitFor({ timeout: 20_000 })
+    await expect.poll(() => delivered.first().innerText()).toMatch(/#1: 204, \d+ ms/)
+    expect(JSON.parse(receiver.received.at(-1)!.body)).toMatchObject({ test: true })
+
+    receiver.respond(reply(410))
+    await page.getByRole('button', { name: 'Send test event' }).click()
+    const failed = log.locator('tr[data-state="FAILED"]')
+    await failed.first().waitFor({ timeout: 20_000 })
+    await expect.poll(() => failed.first().innerText()).toContain('410')
+    const failedId = await failed.first().getAttribute('data-delivery')
+    await page.getByLabel('Show').selectOption('FAILED')
+    await expect.poll(() => log.locator('tbody tr').count()).toBe(1)
+    await page.getByLabel('Show').selectOption('')
+
+    // The 410 disabled the endpoint; saving the URL enables it again, then the replay lands.
+    receiver.respond(reply(204))
+    await page.getByRole('button', { name: 'Save URL' }).click()
+    await page.getByText('Webhook saved.').waitFor()
+    await page.getByRole('button', { name: `Replay ${failedId}` }).click()
+    await log.locator(`tr[data-delivery="${failedId}"][data-state="DELIVERED"]`).waitFor({ timeout: 20_000 })
+    expect(receiver.received.filter((r) => r.headers['webhook-id'] === failedId)).toHaveLength(2)
+    expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true)
+  }, 90_000)
+
+  it('rotates the secret: during the overlap each request verifies with both secrets (standardwebhooks)', async () => {
+    const secret = page.getByTestId('webhook-secret')
+    await page.getByRole('button', { name: 'Show secret' }).click()
+    const before = await secret.innerText()
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    await page.getByText(/Secret rotated/).waitFor()
+    await expect.poll(() => secret.innerText()).not.toBe(before)
+    const after = await secret.innerText()
+    expect(after).toMatch(/^whsec_/)
+    const count = receiver.received.length
+    await page.getByRole('button', { name: 'Send test event' }).click()
+    await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBe(count + 1)
+    const got = receiver.received.at(-1)!
+    const headers = {
+      'webhook-id': got.headers['webhook-id'] as string,
+      'webhook-timestamp': got.headers['webhook-timestamp'] as string,
+      'webhook-signature': got.headers['webhook-signature'] as string,
+    }
+    expect(new Webhook(after).verify(got.body, headers)).toMatchObject({ test: true })
+    expect(new Webhook(before).verify(got.body, headers)).toMatchObject({ test: true })
+    await page.getByRole('button', { name: 'Hide secret' }).click()
+    await accessible(page, 'console with a webhook and its log')
+    // docs/console.png is this screenshot.
+    await page.screenshot({ path: join(SCREENSHOTS, `console-${target.name}.png`), fullPage: true })
+  }, 60_000)
+
+  it('shows the account and looks up a delivery report; an unknown id is an inline error', async () => {
+    await page.getByTestId('credit-balance').getByText('credits').waitFor()
+    expect(await page.getByTestId('credit-balance').innerText()).toMatch(/^0(\.0+)? credits$/)
+    await page.getByLabel('Delivery report by message id').fill('00000000-0000-4000-8000-000000000000')
+    await page.getByRole('button', { name: 'Look up' }).click()
+    await page
+      .locator('#report-error')
+      .getByText(/not found/i)
+      .waitFor()
+    expect(await page.locator('pre').count()).toBe(0)
+  }, 30_000)
+
+  it('signs out: the page shows how to sign in, and the old session is refused', async () => {
+    const [cookie] = await context.cookies(base)
+    const csrf = await page.locator('meta[name="csrf-token"]').getAttribute('content')
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+    await page.getByText('Open a sign-in link to use the console').waitFor()
+    await accessible(page, 'signed out')
+    const answer = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: `console_session=${cookie!.value}`, 'x-csrf-token': csrf!, origin: base },
+      body: JSON.stringify({ query: '{ account { id } }' }),
+    }).then((r) => r.json() as Promise<any>)
+    expect(answer.errors[0].extensions.code).toBe('UNAUTHENTICATED')
+    expect(pageErrors).toEqual([])
+  }, 30_000)
+})
