@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 
-const isStatement = (sql: string) => !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA)/i.test(sql)
+// A key's lastUsedAt write (at most once a minute per key, off the request's path, test/api-key-cache.test.ts) is not the list's.
+const isStatement = (sql: string) =>
+  !/^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|PRAGMA)/i.test(sql) && !/^UPDATE .*ApiKey.*lastUsedAt/s.test(sql)
 // The API key with its account: one statement (a join), none when the key cache holds it. The kit
 // below turns the cache off, so each request is counted at its worst: the key, then the list.
 const isKeyLookup = (sql: string) => /^\s*(SELECT .*? FROM|UPDATE)\s+(\S+\.)?[`"](ApiKey|Account)[`"]/is.test(sql)
