@@ -24,12 +24,20 @@ import type { DatabaseBreaker } from './db/breaker.js'
 import { RESYNC } from './events/event-bus.js'
 import { createCorsPolicy } from './http/cors.js'
 import { createConsoleRoutes } from './console/console-routes.js'
+import { attachGraphqlWebSocket } from './graphql/websocket.js'
+import type { IncomingMessage, Server } from 'node:http'
 import { consoleSessionOf, cookieValue, csrfTokenOf, sessionCookieName, type ConsoleSession } from './console/sessions.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
+
+/** The X-Forwarded-For header of an upgrade request, for clientAddress. */
+const forwardedFor = (request: IncomingMessage): Record<string, string> => {
+  const value = request.headers['x-forwarded-for']
+  return value ? { 'x-forwarded-for': Array.isArray(value) ? value.join(',') : value } : {}
+}
 
 export interface AppOptions {
   deps: Deps
@@ -55,6 +63,8 @@ export interface App {
   microcache: Microcache
   /** Ends every open subscription stream (shutdown: the drain would otherwise wait for them). */
   closeStreams(): void
+  /** Serves GraphQL over WebSocket (graphql-ws) on the server's /graphql (src/graphql/websocket.ts). */
+  attachWebSocket(server: Server): { close(code?: number): void }
 }
 
 export function createApp({ deps, ready, metrics = createMetrics(), breaker, plugins = [] }: AppOptions): App {
@@ -320,9 +330,32 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     })
   }
 
+  /** The console session of a WebSocket upgrade: its cookie, an Origin of the service's own, and the session's CSRF token from connection_init. */
+  async function upgradeSession(request: IncomingMessage, csrf: string | null): Promise<ConsoleSession | null> {
+    const cookie = cookieValue(request.headers.cookie ?? null, consoleCookie)
+    const origin = request.headers.origin
+    const host = request.headers.host
+    if (!cookie || !csrf || !origin || (origin !== ownOrigin && origin !== `http://${host}` && origin !== `https://${host}`)) return null
+    const expected = Buffer.from(csrfTokenOf(cookie))
+    const given = Buffer.from(csrf)
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+    return consoleSessionOf(deps, cookie)
+  }
+
   return {
     microcache,
     closeStreams: () => live.closeAll(),
+    attachWebSocket: (server) =>
+      attachGraphqlWebSocket(server, {
+        yoga: yoga as never,
+        logger,
+        maxPayload: env.BODY_LIMIT_BYTES,
+        keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS,
+        verifyKey,
+        consoleSession: upgradeSession,
+        admit: (key, address) => live.admit(key, address),
+        clientAddress: (request) => clientAddress(new Request('http://websocket/', { headers: forwardedFor(request) }), { req: request }),
+      }),
     async fetch(request, server) {
       const started = performance.now()
       const incoming = request.headers.get('x-request-id')

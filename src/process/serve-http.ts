@@ -54,6 +54,8 @@ export async function serveHttp(
   const server = createServer(serverOptions(env), createListener(app, deps, metrics, { workerId }))
   server.maxConnections = env.HTTP_MAX_CONNECTIONS
   const drain = createDrain(server)
+  // GraphQL over WebSocket shares the port: upgrades of /graphql (src/graphql/websocket.ts).
+  const sockets = app.attachWebSocket(server)
   server.once('error', (error) => exitAtStart(error, describeListenError(error, env.HOST, env.PORT)))
   server.listen(env.PORT, env.HOST, () => {
     const { port } = server.address() as AddressInfo
@@ -76,6 +78,8 @@ export async function serveHttp(
     const workerStopped = worker?.stop()
     // Subscription streams never end by themselves: end them now, clients reconnect elsewhere.
     app.closeStreams()
+    // WebSocket clients get 1001 (going away) and reconnect elsewhere; their sockets then leave the drain.
+    sockets.close(1001)
     let code = 0
     try {
       await drain.drain(env.SHUTDOWN_GRACE_MS)

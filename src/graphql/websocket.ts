@@ -1,0 +1,170 @@
+// GraphQL over WebSocket on /graphql (the graphql-ws library, `graphql-transport-ws` subprotocol),
+// next to Server-Sent Events: the same schema, envelop plugins (document limits, metrics, tracing)
+// and context as HTTP, the same per-key and per-address subscription caps, and the same event bus
+// (so events cross instances on PostgreSQL). docs/graphql.md describes the protocol as served.
+import { createHash, randomUUID } from 'node:crypto'
+import type { IncomingMessage, Server } from 'node:http'
+import { getOperationAST, GraphQLError, type ExecutionArgs } from 'graphql'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { useServer } from 'graphql-ws/use/ws'
+import type { YogaServerInstance } from 'graphql-yoga'
+import type { Logger } from 'pino'
+import type { AuthenticatedAccount } from '../auth/api-keys.js'
+import { bearerToken } from '../auth/api-keys.js'
+import type { Admission } from '../live/live-streams.js'
+import type { ConsoleSession } from '../console/sessions.js'
+
+export interface WebSocketDeps {
+  yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>>
+  logger: Logger
+  /** The largest message accepted (BODY_LIMIT_BYTES); a bigger one closes the socket (1009). */
+  maxPayload: number
+  /** Ping every this many ms; a socket that has not answered the previous ping is cut. */
+  keepAliveMs: number
+  /** An API key's account (null: not a live key); rejects on a database fault. */
+  verifyKey(token: string): Promise<AuthenticatedAccount | null>
+  /** The console session of an upgrade request's cookie, when its origin is the service's own and the CSRF token matches. */
+  consoleSession(request: IncomingMessage, csrfToken: string | null): Promise<ConsoleSession | null>
+  /** The subscription caps shared with Server-Sent Events. */
+  admit(key: string | null, address: string | null): Admission
+  /** The client's address as the HTTP side sees it (TRUST_PROXY). */
+  clientAddress(request: IncomingMessage): string | undefined
+}
+
+/** What connection_init established: who the socket is, for its whole life. */
+interface Connection {
+  token: string | null
+  verified: Promise<AuthenticatedAccount | null> | undefined
+  consoleSessionId: string | null
+  /** Counted against the caps: the Bearer key's digest, or the session. */
+  capKey: string | null
+  address: string | null
+  admissions: Map<string, () => void>
+}
+
+const connections = new WeakMap<object, Connection>()
+
+export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
+  // Upgrades are taken here rather than by `new WebSocketServer({ server })`, which would re-emit
+  // the HTTP server's errors (a port in use) as its own, and graphql-ws would log them.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxPayload })
+  server.on('upgrade', (request, socket, head) => {
+    if (new URL(request.url ?? '/', 'http://upgrade').pathname !== '/graphql') {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n')
+      return
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request))
+  })
+  const alive = new WeakSet<WebSocket>()
+  wss.on('connection', (socket) => {
+    alive.add(socket)
+    socket.on('pong', () => alive.add(socket))
+  })
+  const heartbeat = setInterval(() => {
+    for (const socket of wss.clients) {
+      if (!alive.has(socket)) {
+        socket.terminate()
+        continue
+      }
+      alive.delete(socket)
+      socket.ping()
+    }
+  }, deps.keepAliveMs)
+  heartbeat.unref()
+
+  useServer(
+    {
+      execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
+      subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
+      /** connection_init: `{ authorization: "Bearer <key>" }`, or the console's `{ csrfToken }` with its session cookie; nothing for public data. */
+      async onConnect(ctx) {
+        const payload = ctx.connectionParams ?? {}
+        const authorization = typeof payload.authorization === 'string' ? payload.authorization : null
+        const token = authorization === null ? null : bearerToken(authorization)
+        const address = deps.clientAddress(ctx.extra.request) ?? null
+        const connection: Connection = { token, verified: undefined, consoleSessionId: null, capKey: null, address, admissions: new Map() }
+        try {
+          if (token) {
+            const account = await deps.verifyKey(token)
+            // An unknown or revoked key is refused outright: 4403.
+            if (!account) return false
+            connection.verified = Promise.resolve(account)
+            connection.capKey = createHash('sha256').update(token).digest('base64')
+          } else if (authorization !== null) {
+            return false
+          } else if (typeof payload.csrfToken === 'string') {
+            const session = await deps.consoleSession(ctx.extra.request, payload.csrfToken)
+            if (!session) return false
+            connection.verified = Promise.resolve(session.account)
+            connection.consoleSessionId = session.id
+            connection.capKey = `session:${session.id}`
+          }
+        } catch (error) {
+          deps.logger.warn({ err: error }, 'websocket connection refused: authentication failed')
+          return false
+        }
+        connections.set(ctx, connection)
+        return true
+      },
+      async onSubscribe(ctx, id, payload) {
+        const connection = connections.get(ctx)!
+        const request = new Request('http://websocket/graphql', {
+          method: 'POST',
+          headers: connection.token ? { authorization: `Bearer ${connection.token}` } : {},
+        })
+        const { schema, execute, subscribe, contextFactory, parse, validate } = deps.yoga.getEnveloped({
+          request,
+          requestId: randomUUID(),
+          verified: connection.verified,
+          consoleSessionId: connection.consoleSessionId,
+          params: payload,
+        })
+        let document
+        try {
+          document = parse(payload.query)
+        } catch (error) {
+          return [error instanceof GraphQLError ? error : new GraphQLError(String((error as Error).message))]
+        }
+        const errors = validate(schema, document)
+        if (errors.length) return errors
+        if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
+          const admission = deps.admit(connection.capKey, connection.address)
+          if (!admission.ok) return [new GraphQLError(admission.message, { extensions: { code: admission.code } })]
+          connection.admissions.set(id, admission.release)
+        }
+        return {
+          schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe },
+        }
+      },
+      onComplete(ctx, id) {
+        const connection = connections.get(ctx)
+        connection?.admissions.get(id)?.()
+        connection?.admissions.delete(id)
+      },
+      onClose(ctx) {
+        const connection = connections.get(ctx)
+        if (!connection) return
+        for (const release of connection.admissions.values()) release()
+        connection.admissions.clear()
+      },
+    },
+    wss,
+  )
+
+  return {
+    /** Closes every socket with `code` (1001 going away on shutdown) and stops accepting new ones. */
+    close(code = 1001, reason = 'server shutting down') {
+      clearInterval(heartbeat)
+      for (const socket of wss.clients) socket.close(code, reason)
+      wss.close()
+    },
+    get size() {
+      return wss.clients.size
+    },
+  }
+}
