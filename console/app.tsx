@@ -3,6 +3,7 @@
 // session's CSRF token from the page's <meta name="csrf-token">.
 import { render } from 'preact'
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { CONSOLE_DOCUMENTS as D } from '../src/console/documents.js'
 
 interface GraphQLError {
   message: string
@@ -62,16 +63,13 @@ function AccountSection({ account }: { account: Account | null }) {
     { uuid: string; name: string; optinCode: string | null; optoutCode: string | null; subscriptionSim: string | null }[]
   >([])
   useEffect(() => {
-    void gql<{ groups: { nodes: typeof groups } }>(
-      '{ groups(perPage: 100) { nodes { uuid name subscribable optinCode optoutCode subscriptionSim } } }',
-    ).then((r) => setGroups((r.data?.groups.nodes ?? []).filter((g) => g.optinCode || g.optoutCode)))
+    void gql<{ groups: { nodes: typeof groups } }>(D.groups).then((r) =>
+      setGroups((r.data?.groups.nodes ?? []).filter((g) => g.optinCode || g.optoutCode)),
+    )
   }, [])
   async function lookUp(event: Event) {
     event.preventDefault()
-    const r = await gql<{ message: Record<string, unknown> | null }>(
-      'query Report($id: ID!) { message(id: $id) { uuid to status done broadcastTime doneDate pages creditsDeducted sandbox } }',
-      { id: id.trim() },
-    )
+    const r = await gql<{ message: Record<string, unknown> | null }>(D.report, { id: id.trim() })
     setReport(r.data?.message ?? null)
     setError(problem(r.errors))
   }
@@ -147,13 +145,13 @@ function KeysSection() {
   const [copied, setCopied] = useState(false)
   const [confirming, setConfirming] = useState<string | null>(null)
   const load = useCallback(async () => {
-    const r = await gql<{ apiKeys: ApiKey[] }>('{ apiKeys { id prefix label createdAt lastUsedAt revokedAt } }')
+    const r = await gql<{ apiKeys: ApiKey[] }>(D.apiKeys)
     if (r.data) setKeys(r.data.apiKeys)
   }, [])
   useEffect(() => void load(), [load])
   async function create(event: Event) {
     event.preventDefault()
-    const r = await gql<{ createApiKey: { key: string } }>('mutation Create($label: String!) { createApiKey(label: $label) { key } }', {
+    const r = await gql<{ createApiKey: { key: string } }>(D.createApiKey, {
       label,
     })
     setError(problem(r.errors))
@@ -165,7 +163,7 @@ function KeysSection() {
     }
   }
   async function revoke(id: string) {
-    const r = await gql('mutation Revoke($id: ID!) { revokeApiKey(id: $id) { id } }', { id })
+    const r = await gql(D.revokeApiKey, { id })
     setError(problem(r.errors))
     setConfirming(null)
     await load()
@@ -281,9 +279,6 @@ interface Delivery {
   attemptLog: Attempt[]
 }
 
-const DELIVERY_FIELDS =
-  'id state test messageId attempts nextAttemptAt lastError createdAt attemptLog { attempt statusCode durationMs error at }'
-
 /** Follows a subscription over Server-Sent Events (a POST, so it carries the CSRF header), reconnecting after a drop. */
 function useSubscription<T>(query: string, onData: (data: T) => void, setLive: (live: boolean) => void) {
   // The latest callback, so a stream opened once sees the current filter.
@@ -352,22 +347,19 @@ function WebhookSection() {
   const [loaded, setLoaded] = useState(false)
   /** Reads the webhook; the URL field takes the stored URL only when asked (first load, a save), never over what is being typed. */
   const load = useCallback(async (resetField = false) => {
-    const r = await gql<{ webhook: Webhook | null }>('{ webhook { url secret enabled disabledReason previousSecretExpiresAt } }')
+    const r = await gql<{ webhook: Webhook | null }>(D.webhook)
     setWebhook(r.data?.webhook ?? null)
     if (resetField) setUrl(r.data?.webhook?.url ?? '')
     setLoaded(true)
   }, [])
   const loadDeliveries = useCallback(async () => {
-    const r = await gql<{ webhookDeliveries: Delivery[] }>(
-      `query Log($state: WebhookDeliveryState) { webhookDeliveries(state: $state, first: 50) { ${DELIVERY_FIELDS} } }`,
-      { state: filter || null },
-    )
+    const r = await gql<{ webhookDeliveries: Delivery[] }>(D.deliveries, { state: filter || null })
     if (r.data) setDeliveries(r.data.webhookDeliveries)
   }, [filter])
   useEffect(() => void load(true), [load])
   useEffect(() => void loadDeliveries(), [loadDeliveries])
   useSubscription<{ webhookDeliveryUpdates: Delivery }>(
-    `subscription { webhookDeliveryUpdates { ${DELIVERY_FIELDS} } }`,
+    D.deliveryUpdates,
     ({ webhookDeliveryUpdates: d }) =>
       setDeliveries((list) => {
         const rest = list.filter((x) => x.id !== d.id)
@@ -389,7 +381,7 @@ function WebhookSection() {
   }
   const save = (event: Event) => {
     event.preventDefault()
-    void act('mutation Set($url: String!) { setWebhook(url: $url) { secret } }', { url }, 'Webhook saved.', true)
+    void act(D.setWebhook, { url }, 'Webhook saved.', true)
   }
   if (!loaded)
     return (
@@ -416,11 +408,7 @@ function WebhookSection() {
         </div>
         <button type="submit">Save URL</button>
         {webhook && (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => void act('mutation { removeWebhook { deletedId } }', {}, 'Webhook removed.', true)}
-          >
+          <button type="button" class="secondary" onClick={() => void act(D.removeWebhook, {}, 'Webhook removed.', true)}>
             Remove webhook
           </button>
         )}
@@ -445,20 +433,14 @@ function WebhookSection() {
             <button
               type="button"
               class="secondary"
-              onClick={() =>
-                void act(
-                  'mutation { rotateWebhookSecret { secret } }',
-                  {},
-                  'Secret rotated: for 24 hours each request carries both signatures.',
-                )
-              }
+              onClick={() => void act(D.rotateSecret, {}, 'Secret rotated: for 24 hours each request carries both signatures.')}
             >
               Rotate secret
             </button>
             <button
               type="button"
               onClick={() =>
-                void act('mutation { sendTestWebhook { id } }', {}, 'Test event queued.').then((ok) => {
+                void act(D.sendTest, {}, 'Test event queued.').then((ok) => {
                   if (ok) void loadDeliveries()
                 })
               }
@@ -525,13 +507,7 @@ function WebhookSection() {
                       type="button"
                       class="secondary"
                       aria-label={`Replay ${d.id}`}
-                      onClick={() =>
-                        void act(
-                          'mutation Replay($id: ID!) { redeliverWebhook(id: $id) { id } }',
-                          { id: d.id },
-                          `Delivery ${d.id} queued again.`,
-                        )
-                      }
+                      onClick={() => void act(D.replay, { id: d.id }, `Delivery ${d.id} queued again.`)}
                     >
                       Replay
                     </button>
@@ -551,12 +527,10 @@ function WebhookSection() {
 function Console() {
   const [account, setAccount] = useState<Account | null>(null)
   useEffect(() => {
-    void gql<{ account: Account }>('{ account { name timezone creditBalance pricePerPage } }').then((r) =>
-      setAccount(r.data?.account ?? null),
-    )
+    void gql<{ account: Account }>(D.account).then((r) => setAccount(r.data?.account ?? null))
   }, [])
   async function signOut(everywhere: boolean) {
-    await gql('mutation Out($everywhere: Boolean) { signOut(everywhere: $everywhere) { sessionsEnded } }', { everywhere })
+    await gql(D.signOut, { everywhere })
     location.assign('/console')
   }
   return (

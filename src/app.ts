@@ -11,7 +11,7 @@ import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { clientKey, createRateLimiter } from './http/rate-limit.js'
 import { apiKeyPrefix, bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
-import { Microcache } from './http/microcache.js'
+import { etagMatches, Microcache } from './http/microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
@@ -25,6 +25,8 @@ import { RESYNC } from './events/event-bus.js'
 import { createCorsPolicy } from './http/cors.js'
 import { createConsoleRoutes } from './console/console-routes.js'
 import { attachGraphqlWebSocket } from './graphql/websocket.js'
+import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin } from './graphql/plugins/persisted-documents.js'
+import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
 import { consoleSessionOf, cookieValue, csrfTokenOf, sessionCookieName, type ConsoleSession } from './console/sessions.js'
 
@@ -70,6 +72,14 @@ export interface App {
 export function createApp({ deps, ready, metrics = createMetrics(), breaker, plugins = [] }: AppOptions): App {
   const { env, logger } = deps
   const scrapeMetrics = metricsEndpoint(metrics, deps)
+  // Persisted documents: the REST routes' and the console's are trusted by construction (docs/graphql.md).
+  const resolveDocument = createDocumentResolver(
+    loadTrustedDocuments(
+      env.GRAPHQL_TRUSTED_DOCUMENTS,
+      [...restRoutes.map((r) => r.document), ...Object.values(CONSOLE_DOCUMENTS)],
+      env.GRAPHQL_TRUSTED_DOCUMENTS_FILE,
+    ),
+  )
   const yoga = createYoga<{ requestId: string; verified?: Promise<AuthenticatedAccount | null>; consoleSessionId?: string | null }>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -113,6 +123,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     // Malformed parameters are the client's 400, never a masked fault (graphqlParamsPlugin).
     // Operation names become metric labels only when they are the operator's (docs/operations.md "Metrics").
     plugins: [
+      persistedDocumentsPlugin(resolveDocument),
       graphqlParamsPlugin(),
       graphqlLimitsPlugin(),
       graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) }),
@@ -192,6 +203,23 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     const expected = Buffer.from(csrfTokenOf(cookie))
     const given = Buffer.from(csrf)
     return given.length === expected.length && timingSafeEqual(given, expected) ? cookie : null
+  }
+
+  /**
+   * An anonymous GET query's answer, without errors, is public (account fields would have failed):
+   * `Cache-Control: public` for the channel answers' lifetime, and an ETag a repeat may send back
+   * (If-None-Match: 304). A persisted query by hash makes such URLs short and stable.
+   */
+  async function cacheablePublicAnswer(request: Request, answer: Response): Promise<Response> {
+    if (answer.status !== 200 || !answer.headers.get('content-type')?.includes('json')) return answer
+    const text = await answer.text()
+    const headers = new Headers(answer.headers)
+    if (text.includes('"errors"')) return new Response(text, { status: answer.status, headers })
+    const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+    headers.set('ETag', etag)
+    headers.set('Cache-Control', `public, max-age=${Math.max(1, Math.round(env.CHANNEL_CACHE_MS / 1000))}`)
+    if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+    return new Response(text, { status: 200, headers })
   }
 
   function withHeaders(response: Response, headers: Record<string, string> | null): Response {
@@ -300,8 +328,11 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
           throw error
         }
         // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
-        if (!request.headers.get('accept')?.includes('text/event-stream'))
-          return yoga.fetch(bounded, { requestId, verified, consoleSessionId })
+        if (!request.headers.get('accept')?.includes('text/event-stream')) {
+          const answer = await yoga.fetch(bounded, { requestId, verified, consoleSessionId })
+          // A GET with no credentials can only read public data: shared caches may keep its answer.
+          return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
+        }
         const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
         const admission = live.admit(keyDigest, clientAddress(request, server) ?? null)
         if (!admission.ok) {
@@ -352,6 +383,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         maxPayload: env.BODY_LIMIT_BYTES,
         keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS,
         verifyKey,
+        resolveDocument,
         consoleSession: upgradeSession,
         admit: (key, address) => live.admit(key, address),
         clientAddress: (request) => clientAddress(new Request('http://websocket/', { headers: forwardedFor(request) }), { req: request }),

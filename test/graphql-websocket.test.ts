@@ -11,6 +11,7 @@ import { Client as UrqlClient, subscriptionExchange, fetchExchange, gql } from '
 import { spawnServer, waitFor } from './kit/server-process.js'
 import { targets, type TestDatabase } from './kit/databases.js'
 import { csrfTokenOf } from '../src/console/sessions.js'
+import { CONSOLE_DOCUMENTS } from '../src/console/documents.js'
 
 const PROTOCOL = 'graphql-transport-ws'
 
@@ -233,9 +234,14 @@ describe.each(targets)('GraphQL over WebSocket on $name', (target) => {
     }
   }, 30_000)
 
-  it('closes every socket with 1001 on SIGTERM', async () => {
-    const extra = spawnServer({ ...env, LOG_LEVEL: 'info', WORKER_ENABLED: 'false' })
+  it('answers trusted documents only when GRAPHQL_TRUSTED_DOCUMENTS=only, and closes every socket with 1001 on SIGTERM', async () => {
+    const extra = spawnServer({ ...env, LOG_LEVEL: 'info', WORKER_ENABLED: 'false', GRAPHQL_TRUSTED_DOCUMENTS: 'only' })
     const base = await extra.listening(60_000)
+    const c = client({ authorization: `Bearer ${key}` }, base)
+    const refused = await once(c, '{ account { id } }')
+    expect(refused.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_ALLOWED')
+    expect((await once(c, CONSOLE_DOCUMENTS.apiKeys)).data.apiKeys.length).toBeGreaterThan(0)
+    await c.dispose()
     const socket = new WebSocket(wsUrl(base), PROTOCOL)
     const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
     await new Promise((resolve) => socket.once('open', resolve))

@@ -56,6 +56,16 @@ describe('start-up errors', () => {
     expect(Date.now() - started).toBeLessThan(25_000)
   }, 40_000)
 
+  it('names a trusted documents manifest entry that is not the hash of its document, in one line', async () => {
+    const dir = tempDir()
+    const manifest = join(dir, 'manifest.json')
+    writeFileSync(manifest, JSON.stringify({ ['0'.repeat(64)]: '{ a }' }))
+    await expectOneLine(
+      { DATABASE_URL: `file:${join(dir, 'x.db')}`, GRAPHQL_TRUSTED_DOCUMENTS_FILE: manifest },
+      /^GRAPHQL_TRUSTED_DOCUMENTS_FILE .*manifest\.json: the entry 0{16}… is not the sha256 of its document$/,
+    )
+  }, 40_000)
+
   it('names a PORT that is not a number in one plain line', async () => {
     await expectOneLine({ PORT: 'abc' }, /^Invalid configuration: PORT: must be a number, not "abc"$/)
   }, 40_000)

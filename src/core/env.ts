@@ -119,6 +119,10 @@ const schema = z.object({
     .enum(['http/protobuf', 'http/json'], { message: 'must be http/protobuf or http/json (grpc is not supported)' })
     .default('http/protobuf'),
   OTEL_SERVICE_NAME: z.string().min(1).default('sms-channel-gateway'),
+  /** `only`: /graphql answers trusted documents alone (docs/graphql.md "Persisted documents"). */
+  GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['open', 'only'], { message: 'must be open or only' }).default('open'),
+  /** A JSON manifest `{ "<sha256 hex>": "<document>" }` of the operator's own trusted documents. */
+  GRAPHQL_TRUSTED_DOCUMENTS_FILE: z.string().min(1).optional(),
   /** Milliseconds between two exports of finished spans (the batch span processor's delay). */
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5000),
   CORS_ORIGINS: z

@@ -25,6 +25,8 @@ export interface WebSocketDeps {
   verifyKey(token: string): Promise<AuthenticatedAccount | null>
   /** The console session of an upgrade request's cookie, when its origin is the service's own and the CSRF token matches. */
   consoleSession(request: IncomingMessage, csrfToken: string | null): Promise<ConsoleSession | null>
+  /** The document of a subscribe payload (persisted documents, trusted-only mode); throws the protocol's errors. */
+  resolveDocument(params: { query?: unknown; extensions?: unknown }): unknown
   /** The subscription caps shared with Server-Sent Events. */
   admit(key: string | null, address: string | null): Admission
   /** The client's address as the HTTP side sees it (TRUST_PROXY). */
@@ -121,7 +123,8 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
         })
         let document
         try {
-          document = parse(payload.query)
+          const resolved = deps.resolveDocument(payload)
+          document = parse(typeof resolved === 'string' ? resolved : payload.query)
         } catch (error) {
           return [error instanceof GraphQLError ? error : new GraphQLError(String((error as Error).message))]
         }

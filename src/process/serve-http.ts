@@ -34,7 +34,13 @@ export async function serveHttp(
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
   const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
   const breaker = createDatabaseBreaker({ probe: () => database.prisma.$queryRawUnsafe('SELECT 1'), logger })
-  const app = createApp({ deps, ready, metrics, breaker, plugins: tracing ? [tracing.graphqlPlugin as Plugin] : [] })
+  let app: ReturnType<typeof createApp>
+  try {
+    app = createApp({ deps, ready, metrics, breaker, plugins: tracing ? [tracing.graphqlPlugin as Plugin] : [] })
+  } catch (error) {
+    // A configuration the app refuses (a trusted documents manifest that does not verify): one line.
+    exitAtStart(error, (error as Error).message)
+  }
 
   const workerId = cluster.isWorker ? String(cluster.worker!.id) : undefined
   let worker: ReturnType<typeof startWorker> | null = null

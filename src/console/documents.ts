@@ -1,0 +1,23 @@
+// Every GraphQL document the account console sends, in one place: console/app.tsx imports them,
+// and the server counts them among the trusted documents (GRAPHQL_TRUSTED_DOCUMENTS=only lets the
+// console work by construction: src/graphql/plugins/persisted-documents.ts).
+const DELIVERY_FIELDS =
+  'id state test messageId attempts nextAttemptAt lastError createdAt attemptLog { attempt statusCode durationMs error at }'
+
+export const CONSOLE_DOCUMENTS = {
+  account: '{ account { name timezone creditBalance pricePerPage } }',
+  groups: '{ groups(perPage: 100) { nodes { uuid name subscribable optinCode optoutCode subscriptionSim } } }',
+  report: 'query Report($id: ID!) { message(id: $id) { uuid to status done broadcastTime doneDate pages creditsDeducted sandbox } }',
+  apiKeys: '{ apiKeys { id prefix label createdAt lastUsedAt revokedAt } }',
+  createApiKey: 'mutation Create($label: String!) { createApiKey(label: $label) { key } }',
+  revokeApiKey: 'mutation Revoke($id: ID!) { revokeApiKey(id: $id) { id } }',
+  webhook: '{ webhook { url secret enabled disabledReason previousSecretExpiresAt } }',
+  deliveries: `query Log($state: WebhookDeliveryState) { webhookDeliveries(state: $state, first: 50) { ${DELIVERY_FIELDS} } }`,
+  deliveryUpdates: `subscription { webhookDeliveryUpdates { ${DELIVERY_FIELDS} } }`,
+  setWebhook: 'mutation Set($url: String!) { setWebhook(url: $url) { secret } }',
+  removeWebhook: 'mutation { removeWebhook { deletedId } }',
+  rotateSecret: 'mutation { rotateWebhookSecret { secret } }',
+  sendTest: 'mutation { sendTestWebhook { id } }',
+  replay: 'mutation Replay($id: ID!) { redeliverWebhook(id: $id) { id } }',
+  signOut: 'mutation Out($everywhere: Boolean) { signOut(everywhere: $everywhere) { sessionsEnded } }',
+} as const
