@@ -48,6 +48,8 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     }
     const created = await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', 'account:create', '--name', 'Browser'], { env })
     apiKey = JSON.parse(created.stdout.trim().split('\n').pop()!).apiKey
+    // The demo-tv channel, for the subscription GraphiQL runs.
+    await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', 'demo:seed'], { env })
     const spawned = spawnServer(env)
     server = spawned.child
     base = await spawned.listening(60_000)
@@ -129,6 +131,26 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     expect(text).not.toContain('UNAUTHENTICATED')
     await screenshot(page, 'graphiql')
     await done(opened)
+  }, 90_000)
+
+  it('GraphiQL runs a subscription from the page: the first event arrives and the stream stays open', async () => {
+    // A context of its own: GraphiQL keeps its tabs in localStorage, and the test above left some.
+    const shared = context
+    context = await browser.newContext({ viewport: { width: 1400, height: 900 } })
+    const opened = await open('/graphql')
+    const { page } = opened
+    await page.locator('.monaco-editor[data-uri$="operation.graphql"]').waitFor({ timeout: 30_000 })
+    await page.getByRole('button', { name: /Execute query/ }).click()
+    await page.getByRole('menuitem', { name: 'LiveNowPlaying' }).click()
+    const response = page.locator('.graphiql-response')
+    await expect.poll(async () => (await response.innerText()).replace(/\s+/g, ' '), { timeout: 20_000 }).toContain('"nowPlaying": {')
+    expect((await response.innerText()).replace(/\s+/g, ' ')).toContain('"isLive"')
+    // A subscription running shows a stop button in place of the run button.
+    await page.getByRole('button', { name: /Stop/ }).waitFor()
+    await page.getByRole('button', { name: /Stop/ }).click()
+    await done(opened)
+    await context.close()
+    context = shared
   }, 90_000)
 
   it('the API reference renders every operation of the OpenAPI document', async () => {

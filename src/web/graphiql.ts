@@ -30,6 +30,12 @@ query NowPlaying($channel: String! = "demo-tv") {
     upcomingAirings(limit: 3) { startsAt state program { name } episode { episodeNumber name } }
   }
 }
+
+# Subscriptions run from this page too (Server-Sent Events):
+# the answer, then every change, until you stop it.
+subscription LiveNowPlaying($channel: String! = "demo-tv") {
+  nowPlaying(channel: $channel) { isLive currentVideo { name endTime } }
+}
 `
 
 export const graphiqlOptions: GraphiQLOptions = {
