@@ -2,30 +2,16 @@
 // server process, with every request that is not to this machine blocked: a page that needs the
 // internet fails here.
 import { execFile, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { spawnServer } from './kit/server-process.js'
+import { CHROMIUM, CHROMIUM_ARGS as ARGS, LOCAL_HOSTS as LOCAL, SCREENSHOTS, skipBrowserTests } from './kit/browser.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
-const SCREENSHOTS = resolve('test-results/screenshots')
-const LOCAL = new Set(['127.0.0.1', 'localhost'])
-
-// Developers without chromium may skip; CI may not (there a missing browser fails the launch).
-const skip = !existsSync(CHROMIUM) && !process.env.CI
+const skip = skipBrowserTests
 if (skip) console.warn(`browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium); they always run when CI is set`)
 
 describe.skipIf(skip)('docs pages in a browser, offline', () => {

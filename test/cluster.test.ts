@@ -11,6 +11,7 @@ import { portIsFree, sleep, spawnServer, waitFor } from './kit/server-process.js
 import { createAccount } from '../src/accounts/create-account.js'
 import { setWebhook } from '../src/webhooks/endpoints.js'
 import { parseEnv } from '../src/core/env.js'
+import { sentMessageRow } from './kit/seed.js'
 
 /** The real server as a node:cluster of two HTTP workers. */
 const startCluster = (env: Record<string, string>) => spawnServer({ WEB_CONCURRENCY: '2', ...env })
@@ -55,21 +56,7 @@ describe.each(targets)('WEB_CONCURRENCY=2 on $name', (target) => {
       // Webhook deliveries: the one dispatcher sends each update once.
       const { account } = await createAccount(kit.deps, { name: 'Hooks' })
       await setWebhook(kit.deps, account.id, receiver.url)
-      const message = await kit.db.message.create({
-        data: {
-          accountId: account.id,
-          mobile: '+254712345678',
-          sender: 'X',
-          text: 'x',
-          encoding: 'GSM_7',
-          pages: 1,
-          costPerPage: 0n,
-          creditsDeducted: 0n,
-          gateway: 'sandbox',
-          status: 'SENT',
-          broadcastAt: new Date(),
-        },
-      })
+      const message = await kit.db.message.create({ data: sentMessageRow(account.id) })
       const deliver = async (from: number, n: number) => {
         const now = new Date()
         await kit.db.webhookDelivery.createMany({

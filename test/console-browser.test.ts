@@ -4,32 +4,21 @@
 // first allows them, to reach the local receiver) and shows that a revoked key is refused on
 // every instance. Each screen passes an axe-core scan with no serious or critical violation.
 import { execFile, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { spawnServer } from './kit/server-process.js'
+import { CHROMIUM, CHROMIUM_ARGS as ARGS, LOCAL_HOSTS as LOCAL, SCREENSHOTS, skipBrowserTests } from './kit/browser.js'
 import { targets, type TestDatabase } from './kit/databases.js'
 import { reply, startReceiver } from './kit/receiver.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-sync',
-]
-const SCREENSHOTS = resolve('test-results/screenshots')
-const LOCAL = new Set(['127.0.0.1', 'localhost'])
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
-const skip = !existsSync(CHROMIUM) && !process.env.CI
+const skip = skipBrowserTests
 if (skip)
   console.warn(`console browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium); they always run when CI is set`)
 
@@ -240,6 +229,24 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
       .getByText(/not found/i)
       .waitFor()
     expect(await page.locator('pre').count()).toBe(0)
+  }, 30_000)
+
+  it('reads at phone width: nothing runs off the side of the page, and every control can be reached by keyboard', async () => {
+    await page.setViewportSize({ width: 360, height: 740 })
+    await page.reload()
+    await page.getByTestId('deliveries').waitFor()
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    expect(overflow).toBeLessThanOrEqual(0)
+    // Tab from the top reaches the webhook URL field without a mouse.
+    await page.locator('body').focus()
+    let reached = false
+    for (let i = 0; i < 60 && !reached; i++) {
+      await page.keyboard.press('Tab')
+      reached = await page.evaluate(() => document.activeElement?.id === 'webhook-url')
+    }
+    expect(reached).toBe(true)
+    await accessible(page, 'console at phone width')
+    await page.setViewportSize({ width: 1200, height: 900 })
   }, 30_000)
 
   it('signs out: the page shows how to sign in, and the old session is refused', async () => {

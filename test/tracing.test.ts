@@ -15,6 +15,7 @@ import { parseEnv } from '../src/core/env.js'
 import { createDeps, type Deps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { setWebhook } from '../src/webhooks/endpoints.js'
+import { sentMessageRow } from './kit/seed.js'
 
 const CONNECTOR = 'carrier-connector-token-0123456789abcdef'
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
@@ -141,21 +142,7 @@ describe.each(targets)('traces on $name', (target) => {
     })
 
     it('a webhook attempt carries a traceparent, and its span links back to the request that caused the report', async () => {
-      const message = await deps.db.message.create({
-        data: {
-          accountId,
-          mobile: '+254712345678',
-          sender: 'X',
-          text: 'x',
-          encoding: 'GSM_7',
-          pages: 1,
-          costPerPage: 0n,
-          creditsDeducted: 0n,
-          gateway: 'sandbox',
-          status: 'SENT',
-          broadcastAt: new Date(),
-        },
-      })
+      const message = await deps.db.message.create({ data: sentMessageRow(accountId) })
       const traceId = hex(16)
       const res = await fetch(`${service.url}/graphql`, {
         method: 'POST',

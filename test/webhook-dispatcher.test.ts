@@ -6,6 +6,7 @@ import { useKit } from './kit/kit.js'
 import { startReceiver } from './kit/receiver.js'
 import { createDispatcher } from '../src/webhooks/dispatcher.js'
 import { setWebhook } from '../src/webhooks/endpoints.js'
+import { sentMessageRow } from './kit/seed.js'
 
 describe.each(targets)('the continuous webhook dispatcher on $name', (target) => {
   const kit = useKit(target, { env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } })
@@ -13,21 +14,7 @@ describe.each(targets)('the continuous webhook dispatcher on $name', (target) =>
   async function pendingDeliveries(count: number, url: string) {
     const { account } = await kit.seed().account()
     await setWebhook(kit.deps, account.id, url)
-    const message = await kit.db.message.create({
-      data: {
-        accountId: account.id,
-        mobile: '+254712345678',
-        sender: 'X',
-        text: 'x',
-        encoding: 'GSM_7',
-        pages: 1,
-        costPerPage: 0n,
-        creditsDeducted: 0n,
-        gateway: 'sandbox',
-        status: 'SENT',
-        broadcastAt: new Date(),
-      },
-    })
+    const message = await kit.db.message.create({ data: sentMessageRow(account.id) })
     const now = kit.deps.clock.now()
     await kit.db.webhookDelivery.createMany({
       data: Array.from({ length: count }, (_, i) => ({

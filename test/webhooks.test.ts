@@ -6,6 +6,7 @@ import { reply, startReceiver } from './kit/receiver.js'
 import { claimDueDeliveries, dispatchBatch, LEASE_MS } from '../src/webhooks/dispatcher.js'
 import { runWorkerTick } from '../src/process/worker.js'
 import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js'
+import { sentMessageRow } from './kit/seed.js'
 
 const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid } }`
 const SET = `mutation($url: String!) { setWebhook(url: $url) { secret webhook { url enabled } } }`
@@ -195,21 +196,7 @@ describe.each(targets)('webhooks on $name', (target) => {
     // One slow receiver answer holds the batch open; everything answered before it must already
     // be recorded, so a process killed now would send again only what is still in flight.
     const s = await accountWithWebhook()
-    const message = await kit.db.message.create({
-      data: {
-        accountId: s.account.id,
-        mobile: '+254712345678',
-        sender: 'X',
-        text: 'x',
-        encoding: 'GSM_7',
-        pages: 1,
-        costPerPage: 0n,
-        creditsDeducted: 0n,
-        gateway: 'sandbox',
-        status: 'SENT',
-        broadcastAt: clock.now(),
-      },
-    })
+    const message = await kit.db.message.create({ data: sentMessageRow(s.account.id, clock.now()) })
     const ids = Array.from({ length: 12 }, (_, i) => `msg_${'e'.repeat(28)}${String(i).padStart(4, '0')}`)
     await kit.db.webhookDelivery.createMany({
       data: ids.map((id) => ({ id, accountId: s.account.id, messageId: message.id, body: '{}', nextAttemptAt: clock.now() })),
@@ -313,21 +300,7 @@ describe.each(targets.filter((t) => t.name === 'postgresql'))('two dispatchers o
     try {
       const s = await kit.seed().account()
       await kit.db.webhookEndpoint.create({ data: { accountId: s.account.id, url: receiver.url, secret: 'whsec_AAAA' } })
-      const message = await kit.db.message.create({
-        data: {
-          accountId: s.account.id,
-          mobile: '+254712345678',
-          sender: 'X',
-          text: 'x',
-          encoding: 'GSM_7',
-          pages: 1,
-          costPerPage: 0n,
-          creditsDeducted: 0n,
-          gateway: 'sandbox',
-          status: 'SENT',
-          broadcastAt: clock.now(),
-        },
-      })
+      const message = await kit.db.message.create({ data: sentMessageRow(s.account.id, clock.now()) })
       const total = 300
       await kit.db.webhookDelivery.createMany({
         data: Array.from({ length: total }, (_, i) => ({

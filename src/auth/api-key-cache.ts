@@ -9,6 +9,8 @@ export interface ApiKeyCache {
   authenticate(apiKey: string): Promise<AuthenticatedAccount>
   /** How many keys are remembered (for tests and metrics). */
   size(): number
+  /** Resolves once the lastUsedAt writes already started have finished: close the database after it. */
+  idle(): Promise<void>
 }
 
 interface Entry {
@@ -59,6 +61,7 @@ export function createApiKeyCache({
   const byPrefix = new Map<string, string>()
   // When this instance last wrote a key's lastUsedAt (monotonic ms): at most once a minute per key.
   const touched = new Map<string, number>()
+  const writes = new Set<Promise<void>>()
   const used = (account: AuthenticatedAccount) => {
     const at = now()
     const last = touched.get(account.keyId)
@@ -66,7 +69,14 @@ export function createApiKeyCache({
     if (touched.size >= maxEntries) touched.clear()
     touched.set(account.keyId, at)
     // Best effort and off the request's path: a failed write costs the key a stale "last used".
-    db.apiKey.updateMany({ where: { id: account.keyId }, data: { lastUsedAt: new Date() } }).catch(() => touched.delete(account.keyId))
+    const write = db.apiKey
+      .updateMany({ where: { id: account.keyId }, data: { lastUsedAt: new Date() } })
+      .then(
+        () => undefined,
+        () => void touched.delete(account.keyId),
+      )
+      .finally(() => writes.delete(write))
+    writes.add(write)
     return account
   }
   let invalidations = 0
@@ -125,5 +135,8 @@ export function createApiKeyCache({
       return used(account)
     },
     size: () => entries.size,
+    idle: async () => {
+      while (writes.size) await Promise.all(writes)
+    },
   }
 }

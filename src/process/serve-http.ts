@@ -97,7 +97,7 @@ export async function serveHttp(
     // another instance send them again; the worker's current tick may still be writing, and the
     // pool's close waits for its queries.
     await Promise.race([workerStopped, new Promise((resolve) => setTimeout(resolve, 2000).unref())])
-    await Promise.race([database.close(), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
+    await Promise.race([deps.apiKeyCache.idle().then(() => database.close()), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
     // The spans still buffered (the last requests') go out before the process ends.
     if (tracing)
       await Promise.race([tracing.shutdown().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000).unref())])

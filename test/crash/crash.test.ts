@@ -14,6 +14,7 @@ import { createAccount } from '../../src/accounts/create-account.js'
 import { createGroup } from '../../src/messaging/groups.js'
 import { setWebhook } from '../../src/webhooks/endpoints.js'
 import { freePort, kill9, startServer, stop, type ServerProcess } from './server-process.js'
+import { sentMessageRow } from '../kit/seed.js'
 
 const KILLS = Number(process.env.CRASH_KILLS ?? 10)
 /** The worker's webhook concurrency (createDispatcher's default): the most a kill may re-send. */
@@ -103,21 +104,7 @@ describe.each(targets)('crash safety on $name', (target) => {
     // every kill finds the dispatcher mid-batch (the SMS bursts add their own updates).
     const hooks = await createAccount(deps, { name: 'Hooks' })
     await setWebhook(deps, hooks.account.id, receiver.url)
-    const hookMessage = await deps.db.message.create({
-      data: {
-        accountId: hooks.account.id,
-        mobile: '+254712345678',
-        sender: 'X',
-        text: 'x',
-        encoding: 'GSM_7',
-        pages: 1,
-        costPerPage: 0n,
-        creditsDeducted: 0n,
-        gateway: 'sandbox',
-        status: 'SENT',
-        broadcastAt: new Date(),
-      },
-    })
+    const hookMessage = await deps.db.message.create({ data: sentMessageRow(hooks.account.id) })
     let updates = 0
 
     const port = await freePort()

@@ -55,10 +55,13 @@ export class TestKit {
   }
 
   async detach() {
+    // A key's lastUsedAt write may still run (off the request's path): closing under it could hang the pool's end.
+    await this.deps.apiKeyCache.idle()
     await this.database.close()
   }
 
   async stop() {
+    await this.deps?.apiKeyCache.idle()
     await this.database?.close()
     await this.handle?.drop()
   }

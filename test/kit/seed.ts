@@ -14,6 +14,21 @@ export interface Seeded {
 
 let counter = 0
 /** A valid Kenyan mobile number, distinct per call in this process. */
+/** The row of a sent SMS, written straight to the table: for tests that need a message to hang webhook deliveries on. */
+export const sentMessageRow = (accountId: string, broadcastAt = new Date()) => ({
+  accountId,
+  mobile: '+254712345678',
+  sender: 'X',
+  text: 'x',
+  encoding: 'GSM_7',
+  pages: 1,
+  costPerPage: 0n,
+  creditsDeducted: 0n,
+  gateway: 'sandbox',
+  status: 'SENT',
+  broadcastAt,
+})
+
 export const mobile = (n = counter++) => `+2547${String(10_000_000 + n).padStart(8, '0')}`
 
 /** Fluent fixtures: `await kit.seed().account().group({ name: 'A' }).contacts(3)`. */
