@@ -1,7 +1,7 @@
 // The account console: a Preact front end of the public GraphQL API (docs/console.md). It holds no
 // API key: its requests carry the session cookie (HttpOnly, set by the sign-in link) and the
 // session's CSRF token from the page's <meta name="csrf-token">.
-import { render } from 'preact'
+import { render, type ComponentChildren } from 'preact'
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
 import { CONSOLE_DOCUMENTS as D } from '../src/console/documents.js'
 
@@ -43,6 +43,26 @@ function ErrorText({ id, text }: { id: string; text: string | null }) {
     <p id={id} class="error" role="alert" hidden={!text}>
       {text}
     </p>
+  )
+}
+
+/** A table that scrolls sideways on its own at phone width, with its column headings. */
+function Table({ columns, testId, children }: { columns: string[]; testId?: string; children: ComponentChildren }) {
+  return (
+    <div class="scroll">
+      <table data-testid={testId}>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th scope="col" key={column}>
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
   )
 }
 
@@ -97,28 +117,16 @@ function AccountSection({ account }: { account: Account | null }) {
       {report && <pre class="mono scroll">{JSON.stringify(report, null, 2)}</pre>}
       <h3>Groups contacts join and leave by SMS</h3>
       {groups.length ? (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Join code</th>
-                <th scope="col">Leave code</th>
-                <th scope="col">Send to</th>
-              </tr>
-            </thead>
-            <tbody>
-              {groups.map((g) => (
-                <tr key={g.uuid}>
-                  <td>{g.name}</td>
-                  <td class="mono">{g.optinCode ?? '—'}</td>
-                  <td class="mono">{g.optoutCode ?? '—'}</td>
-                  <td class="mono">{g.subscriptionSim ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table columns={['Group', 'Join code', 'Leave code', 'Send to']}>
+          {groups.map((g) => (
+            <tr key={g.uuid}>
+              <td>{g.name}</td>
+              <td class="mono">{g.optinCode ?? '—'}</td>
+              <td class="mono">{g.optoutCode ?? '—'}</td>
+              <td class="mono">{g.subscriptionSim ?? '—'}</td>
+            </tr>
+          ))}
+        </Table>
       ) : (
         <p class="muted">No group takes SMS codes.</p>
       )}
@@ -203,48 +211,35 @@ function KeysSection() {
           </p>
         </div>
       )}
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Label</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((k) => (
-              <tr key={k.id} data-prefix={k.prefix}>
-                <td class="mono">{k.prefix}…</td>
-                <td>{k.label ?? '—'}</td>
-                <td>{when(k.createdAt)}</td>
-                <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
-                <td>
-                  {k.revokedAt ? (
-                    `revoked ${when(k.revokedAt)}`
-                  ) : confirming === k.id ? (
-                    <span class="row">
-                      <span>Revoke {k.prefix}? Requests with it will be refused.</span>
-                      <button type="button" class="danger" onClick={() => revoke(k.id)}>
-                        Yes, revoke {k.prefix}
-                      </button>
-                      <button type="button" class="secondary" onClick={() => setConfirming(null)}>
-                        Cancel
-                      </button>
-                    </span>
-                  ) : (
-                    <button type="button" class="secondary" aria-label={`Revoke ${k.prefix}`} onClick={() => setConfirming(k.id)}>
-                      Revoke
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table columns={['Key', 'Label', 'Created', 'Last used', 'Status']}>
+        {keys.map((k) => (
+          <tr key={k.id} data-prefix={k.prefix}>
+            <td class="mono">{k.prefix}…</td>
+            <td>{k.label ?? '—'}</td>
+            <td>{when(k.createdAt)}</td>
+            <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
+            <td>
+              {k.revokedAt ? (
+                `revoked ${when(k.revokedAt)}`
+              ) : confirming === k.id ? (
+                <span class="row">
+                  <span>Revoke {k.prefix}? Requests with it will be refused.</span>
+                  <button type="button" class="danger" onClick={() => revoke(k.id)}>
+                    Yes, revoke {k.prefix}
+                  </button>
+                  <button type="button" class="secondary" onClick={() => setConfirming(null)}>
+                    Cancel
+                  </button>
+                </span>
+              ) : (
+                <button type="button" class="secondary" aria-label={`Revoke ${k.prefix}`} onClick={() => setConfirming(k.id)}>
+                  Revoke
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </Table>
     </section>
   )
 }
@@ -465,59 +460,46 @@ function WebhookSection() {
           {live ? 'Live: new attempts appear as they happen.' : 'Connecting live updates…'}
         </p>
       </div>
-      <div class="scroll">
-        <table data-testid="deliveries">
-          <thead>
-            <tr>
-              <th scope="col">Delivery</th>
-              <th scope="col">State</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Next retry</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((d) => (
-              <tr key={d.id} data-delivery={d.id} data-state={d.state}>
-                <td>
-                  <span class="mono">{d.id}</span>
-                  <br />
-                  <span class="muted">
-                    {d.test ? 'test event' : `report of ${d.messageId}`}, {when(d.createdAt)}
-                  </span>
-                </td>
-                <td>{d.state.toLowerCase()}</td>
-                <td>
-                  {d.attemptLog.length ? (
-                    <ul>
-                      {d.attemptLog.map((a, i) => (
-                        <li key={i}>
-                          #{a.attempt}: {a.statusCode ?? 'no answer'}, {a.durationMs} ms{a.error ? `, ${a.error}` : ''}
-                        </li>
-                      ))}
-                    </ul>
-                  ) : (
-                    'none yet'
-                  )}
-                </td>
-                <td>{d.state === 'PENDING' ? when(d.nextAttemptAt) : '—'}</td>
-                <td>
-                  {d.state !== 'PENDING' && (
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`Replay ${d.id}`}
-                      onClick={() => void act(D.replay, { id: d.id }, `Delivery ${d.id} queued again.`)}
-                    >
-                      Replay
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table columns={['Delivery', 'State', 'Attempts', 'Next retry', 'Action']} testId="deliveries">
+        {deliveries.map((d) => (
+          <tr key={d.id} data-delivery={d.id} data-state={d.state}>
+            <td>
+              <span class="mono">{d.id}</span>
+              <br />
+              <span class="muted">
+                {d.test ? 'test event' : `report of ${d.messageId}`}, {when(d.createdAt)}
+              </span>
+            </td>
+            <td>{d.state.toLowerCase()}</td>
+            <td>
+              {d.attemptLog.length ? (
+                <ul>
+                  {d.attemptLog.map((a, i) => (
+                    <li key={i}>
+                      #{a.attempt}: {a.statusCode ?? 'no answer'}, {a.durationMs} ms{a.error ? `, ${a.error}` : ''}
+                    </li>
+                  ))}
+                </ul>
+              ) : (
+                'none yet'
+              )}
+            </td>
+            <td>{d.state === 'PENDING' ? when(d.nextAttemptAt) : '—'}</td>
+            <td>
+              {d.state !== 'PENDING' && (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Replay ${d.id}`}
+                  onClick={() => void act(D.replay, { id: d.id }, `Delivery ${d.id} queued again.`)}
+                >
+                  Replay
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </Table>
     </section>
   )
 }

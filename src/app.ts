@@ -1,4 +1,4 @@
-import { randomUUID, createHash, timingSafeEqual } from 'node:crypto'
+import { randomUUID, createHash } from 'node:crypto'
 import { createYoga, maskError as defaultMaskError, type Plugin } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import type { Deps } from './deps.js'
@@ -23,23 +23,17 @@ import { TOPIC } from './live/topics.js'
 import type { DatabaseBreaker } from './db/breaker.js'
 import { RESYNC } from './events/event-bus.js'
 import { createCorsPolicy } from './http/cors.js'
-import { createConsoleRoutes } from './console/console-routes.js'
+import { createConsoleRoutes, isConsolePath } from './console/console-routes.js'
 import { attachGraphqlWebSocket } from './graphql/websocket.js'
 import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin } from './graphql/plugins/persisted-documents.js'
 import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
-import { consoleSessionOf, cookieValue, csrfTokenOf, sessionCookieName, type ConsoleSession } from './console/sessions.js'
+import { consoleSessionOf, sessionGate, type ConsoleSession } from './console/sessions.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
 
 /** Load balancers probe with a short timeout of their own; answer well within it. */
 const READY_TIMEOUT_MS = 900
-
-/** The X-Forwarded-For header of an upgrade request, for clientAddress. */
-const forwardedFor = (request: IncomingMessage): Record<string, string> => {
-  const value = request.headers['x-forwarded-for']
-  return value ? { 'x-forwarded-for': Array.isArray(value) ? value.join(',') : value } : {}
-}
 
 export interface AppOptions {
   deps: Deps
@@ -152,8 +146,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   })
   const web = createWebRoutes(restRoutes)
   const consolePages = createConsoleRoutes(deps)
-  const consoleCookie = sessionCookieName(env.PUBLIC_BASE_URL)
-  const ownOrigin = new URL(env.PUBLIC_BASE_URL).origin
+  const consoleGate = sessionGate(env.PUBLIC_BASE_URL)
   const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
   const live = createLiveStreams({
     perKey: env.SUBSCRIPTIONS_PER_KEY,
@@ -164,14 +157,18 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 
   /** The client's address: the peer of the socket, or behind a trusted proxy the hop it saw last. */
-  function clientAddress(request: Request, server?: ServerContext): string | undefined {
+  function addressOf(forwardedFor: string | null | undefined, peer: string | undefined): string | undefined {
     if (env.TRUST_PROXY) {
-      const hops = request.headers.get('x-forwarded-for')?.split(',')
-      const last = hops?.[hops.length - 1]?.trim()
+      const last = forwardedFor?.split(',').at(-1)?.trim()
       if (last) return last
     }
-    return (server as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req?.socket?.remoteAddress
+    return peer
   }
+  const clientAddress = (request: Request, server?: ServerContext) =>
+    addressOf(
+      request.headers.get('x-forwarded-for'),
+      (server as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req?.socket?.remoteAddress,
+    )
 
   /**
    * The account of `token` when it is a live API key, else null; malformed tokens need no lookup.
@@ -184,25 +181,6 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return null
       throw error
     })
-  }
-
-  /**
-   * The console session cookie of a /graphql request, when it may be used: the request carries the
-   * session's CSRF token (X-CSRF-Token, which only the console page knows and only a same-origin
-   * script can send) and comes from the service's own origin. Anything else is not a session
-   * (the request is then anonymous), so another origin can never act with a visitor's cookie.
-   */
-  function consoleCookieOf(request: Request, url: URL): string | null {
-    const cookie = cookieValue(request.headers.get('cookie'), consoleCookie)
-    const csrf = request.headers.get('x-csrf-token')
-    if (!cookie || !csrf) return null
-    const origin = request.headers.get('origin')
-    if (origin !== null && origin !== ownOrigin && origin !== url.origin) return null
-    const site = request.headers.get('sec-fetch-site')
-    if (site !== null && site !== 'same-origin') return null
-    const expected = Buffer.from(csrfTokenOf(cookie))
-    const given = Buffer.from(csrf)
-    return given.length === expected.length && timingSafeEqual(given, expected) ? cookie : null
   }
 
   /**
@@ -253,8 +231,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     }
     const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
     if (page) return page
-    const consolePage = await consolePages(request, url, clientAddress(request, server)) // /console (src/console/)
-    if (consolePage) return consolePage
+    if (isConsolePath(url.pathname)) return consolePages(request, url, clientAddress(request, server)) // src/console/
     // The database is known to be unreachable: answer now rather than wait for a statement timeout.
     if (breaker?.open) return unavailable(url, requestId)
     if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
@@ -267,7 +244,17 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     const address = clientAddress(request, server)
     const addressKey = address && clientKey(address)
     // The account console's session (its cookie and CSRF token): looked up here, budgeted like a key.
-    const sessionCookie = !token && url.pathname === '/graphql' ? consoleCookieOf(request, url) : null
+    const sessionCookie =
+      !token && url.pathname === '/graphql'
+        ? consoleGate.tokenOf({
+            cookieHeader: request.headers.get('cookie'),
+            csrfToken: request.headers.get('x-csrf-token'),
+            origin: request.headers.get('origin'),
+            requestOrigins: [url.origin],
+            originRequired: false,
+            fetchSite: request.headers.get('sec-fetch-site'),
+          })
+        : null
     let session: ConsoleSession | null = null
     if (sessionCookie) {
       try {
@@ -362,15 +349,16 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   }
 
   /** The console session of a WebSocket upgrade: its cookie, an Origin of the service's own, and the session's CSRF token from connection_init. */
-  async function upgradeSession(request: IncomingMessage, csrf: string | null): Promise<ConsoleSession | null> {
-    const cookie = cookieValue(request.headers.cookie ?? null, consoleCookie)
-    const origin = request.headers.origin
+  async function upgradeSession(request: IncomingMessage, csrfToken: string | null): Promise<ConsoleSession | null> {
     const host = request.headers.host
-    if (!cookie || !csrf || !origin || (origin !== ownOrigin && origin !== `http://${host}` && origin !== `https://${host}`)) return null
-    const expected = Buffer.from(csrfTokenOf(cookie))
-    const given = Buffer.from(csrf)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
-    return consoleSessionOf(deps, cookie)
+    const token = consoleGate.tokenOf({
+      cookieHeader: request.headers.cookie ?? null,
+      csrfToken,
+      origin: request.headers.origin ?? null,
+      requestOrigins: [`http://${host}`, `https://${host}`],
+      originRequired: true,
+    })
+    return token ? consoleSessionOf(deps, token) : null
   }
 
   return {
@@ -386,7 +374,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         resolveDocument,
         consoleSession: upgradeSession,
         admit: (key, address) => live.admit(key, address),
-        clientAddress: (request) => clientAddress(new Request('http://websocket/', { headers: forwardedFor(request) }), { req: request }),
+        clientAddress: (request) => addressOf([request.headers['x-forwarded-for'] ?? []].flat().join(','), request.socket.remoteAddress),
       }),
     async fetch(request, server) {
       const started = performance.now()

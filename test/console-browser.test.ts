@@ -3,15 +3,14 @@
 // blocked. Two instances share the database: the second refuses private webhook addresses (the
 // first allows them, to reach the local receiver) and shows that a revoked key is refused on
 // every instance. Each screen passes an axe-core scan with no serious or critical violation.
-import { execFile, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
-import { spawnServer } from './kit/server-process.js'
+import { runCli, spawnServer } from './kit/server-process.js'
 import { CHROMIUM, CHROMIUM_ARGS as ARGS, LOCAL_HOSTS as LOCAL, SCREENSHOTS, skipBrowserTests } from './kit/browser.js'
 import { targets, type TestDatabase } from './kit/databases.js'
 import { reply, startReceiver } from './kit/receiver.js'
@@ -35,8 +34,7 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
   const blocked: string[] = []
   const pageErrors: string[] = []
 
-  const cli = async (...args: string[]) =>
-    (await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', ...args], { env })).stdout.trim().split('\n').pop()!
+  const cli = (...args: string[]) => runCli(env, ...args)
 
   beforeAll(async () => {
     database = await target.create()

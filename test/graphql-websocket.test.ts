@@ -2,13 +2,12 @@
 // the graphql-ws client and urql (over that client) for queries, mutations and subscriptions, the
 // console's cookie, the shared subscription caps, the protocol's close codes, keep-alive pings,
 // 1001 on SIGTERM, and on PostgreSQL an event raised on one instance reaching a socket on another.
-import { execFile, type ChildProcess } from 'node:child_process'
-import { promisify } from 'node:util'
+import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { createClient, type Client } from 'graphql-ws'
 import { Client as UrqlClient, subscriptionExchange, fetchExchange, gql } from '@urql/core'
-import { spawnServer, waitFor } from './kit/server-process.js'
+import { runCli, spawnServer, waitFor } from './kit/server-process.js'
 import { targets, type TestDatabase } from './kit/databases.js'
 import { csrfTokenOf } from '../src/console/sessions.js'
 import { CONSOLE_DOCUMENTS } from '../src/console/documents.js'
@@ -25,8 +24,7 @@ describe.each(targets)('GraphQL over WebSocket on $name', (target) => {
   let accountId: string
   const clients: Client[] = []
 
-  const cli = async (...args: string[]) =>
-    (await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', ...args], { env })).stdout.trim().split('\n').pop()!
+  const cli = (...args: string[]) => runCli(env, ...args)
 
   beforeAll(async () => {
     database = await target.create()

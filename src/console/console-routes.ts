@@ -8,15 +8,7 @@ import { escapeHtml } from '../web/html.js'
 import { readBodyBytes } from '../http/read-body.js'
 import { clientKey, createRateLimiter } from '../http/rate-limit.js'
 import { consoleBundle } from './console-bundle.js'
-import {
-  checkConsoleLink,
-  consoleSessionOf,
-  cookieValue,
-  csrfTokenOf,
-  redeemConsoleLink,
-  sessionCookieName,
-  SignInRefused,
-} from './sessions.js'
+import { checkConsoleLink, consoleSessionOf, cookieValue, csrfTokenOf, redeemConsoleLink, sessionGate, SignInRefused } from './sessions.js'
 
 /** Sign-in attempts (opening a link, pressing its button) per client address: a burst of 10, then one every 6 s. */
 const SIGN_IN_RATE = { perSecond: 1 / 6, burst: 10 }
@@ -75,17 +67,16 @@ const message = (title: string, text: string, status: number, headers: Record<st
 const HOW_TO_SIGN_IN =
   'Open a sign-in link to use the console. The operator makes one with <code>npm run cli -- console:link --account &lt;uuid&gt;</code>; an API client with the <code>createConsoleLink</code> mutation. A link works once, for 15 minutes.'
 
+/** /console and what is under it. */
+export const isConsolePath = (path: string) => path === '/console' || path.startsWith('/console/')
+
 export function createConsoleRoutes(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>) {
   const { env } = deps
-  const cookieName = sessionCookieName(env.PUBLIC_BASE_URL)
+  const { cookieName, isOwnOrigin } = sessionGate(env.PUBLIC_BASE_URL)
   const secure = env.PUBLIC_BASE_URL.startsWith('https:')
-  const ownOrigin = new URL(env.PUBLIC_BASE_URL).origin
   const limiter = createRateLimiter(SIGN_IN_RATE)
   const cookie = (value: string, maxAgeSeconds: number) =>
     `${cookieName}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure ? '; Secure' : ''}`
-
-  /** The service's own origin: PUBLIC_BASE_URL's, or the one the request was addressed to. */
-  const isOwnOrigin = (origin: string | null, url: URL) => origin !== null && (origin === ownOrigin || origin === url.origin)
 
   async function app(request: Request): Promise<Response> {
     const token = cookieValue(request.headers.get('cookie'), cookieName)
@@ -144,7 +135,7 @@ export function createConsoleRoutes(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'l
       if (request.method !== 'POST')
         return message('Method not allowed', 'Open the sign-in link in a browser.', 405, { Allow: 'GET, HEAD, POST' })
       // A sign-in is only ever posted by the page above: another site's form cannot sign a visitor in to an account of its choosing.
-      if (!isOwnOrigin(request.headers.get('origin'), url)) {
+      if (!isOwnOrigin(request.headers.get('origin'), [url.origin])) {
         return message('Sign-in refused', 'Sign in from the page the sign-in link opens.', 403)
       }
       const body = new TextDecoder().decode(await readBodyBytes(request, 4096).catch(() => new Uint8Array()))
@@ -160,10 +151,9 @@ export function createConsoleRoutes(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'l
     }
   }
 
-  /** The console's answer for this request, or null when the path is not the console's. */
-  return async function handle(request: Request, url: URL, address: string | undefined): Promise<Response | null> {
+  /** The console's answer for a request to one of its paths (isConsolePath). */
+  return async function handle(request: Request, url: URL, address: string | undefined): Promise<Response> {
     const path = url.pathname
-    if (path !== '/console' && !path.startsWith('/console/')) return null
     try {
       if (path === '/console/sign-in') return await signIn(request, url, address)
       if (request.method !== 'GET' && request.method !== 'HEAD')

@@ -1,7 +1,7 @@
 // The account console's sign-in: single-use links that open server-side sessions (docs/console.md).
 // Links and sessions are random 256-bit tokens; the database keeps their SHA-256 only, so a copy
 // of it signs no one in.
-import { createHmac, randomBytes } from 'node:crypto'
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import { AppError, notFound } from '../core/errors.js'
 import { sha256, type AuthenticatedAccount } from '../auth/api-keys.js'
@@ -115,4 +115,49 @@ export function cookieValue(header: string | null, name: string): string | null 
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
   }
   return null
+}
+
+export interface CookieUse {
+  /** The request's Cookie header. */
+  cookieHeader: string | null
+  /** The CSRF token it carries (X-CSRF-Token, or connection_init's csrfToken). */
+  csrfToken: string | null
+  origin: string | null
+  /** The origins the request itself was addressed to (its URL's, or http(s)://Host). */
+  requestOrigins: string[]
+  /** Refuse a request without Origin (a WebSocket upgrade, which browsers always send it with). */
+  originRequired: boolean
+  /** Sec-Fetch-Site, when the browser sent it. */
+  fetchSite?: string | null
+}
+
+/**
+ * Where the console's cookie may count: its name, the service's own origins, and the one check
+ * that both /graphql transports and the sign-in page make before a cookie means a session.
+ */
+export function sessionGate(publicBaseUrl: string) {
+  const cookieName = sessionCookieName(publicBaseUrl)
+  const ownOrigin = new URL(publicBaseUrl).origin
+  /** The service's own origin: PUBLIC_BASE_URL's, or one the request was addressed to. */
+  const isOwnOrigin = (origin: string | null, requestOrigins: string[]) =>
+    origin !== null && (origin === ownOrigin || requestOrigins.includes(origin))
+  return {
+    cookieName,
+    isOwnOrigin,
+    /**
+     * The session token of a request that may use the cookie: it carries the session's CSRF token
+     * (which only the console page knows, and only a same-origin script can send), and its Origin
+     * and Sec-Fetch-Site, when present, are the service's own. Anything else is not a session (the
+     * request is then anonymous), so another origin can never act with a visitor's cookie.
+     */
+    tokenOf(use: CookieUse): string | null {
+      const token = cookieValue(use.cookieHeader, cookieName)
+      if (!token || !use.csrfToken) return null
+      if (use.origin === null ? use.originRequired : !isOwnOrigin(use.origin, use.requestOrigins)) return null
+      if (use.fetchSite != null && use.fetchSite !== 'same-origin') return null
+      const expected = Buffer.from(csrfTokenOf(token))
+      const given = Buffer.from(use.csrfToken)
+      return given.length === expected.length && timingSafeEqual(given, expected) ? token : null
+    },
+  }
 }

@@ -437,13 +437,17 @@ async function recordOutcomes(
   for (const { accountId, reason } of disabled) deps.logger.warn({ accountId, reason }, 'webhook endpoint disabled')
   // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
   const byAccount = new Map<string, string[]>()
-  for (const o of outcomes) byAccount.set(o.delivery.accountId, [...(byAccount.get(o.delivery.accountId) ?? []), o.delivery.id])
+  for (const o of outcomes) {
+    const ids = byAccount.get(o.delivery.accountId)
+    if (ids) ids.push(o.delivery.id)
+    else byAccount.set(o.delivery.accountId, [o.delivery.id])
+  }
+  const events: WebhookDeliveryEvent[] = []
   for (const [accountId, ids] of byAccount)
     for (let i = 0; i < ids.length; i += MAX_EVENT_DELIVERY_IDS)
-      await publishQuietly(deps, TOPIC.webhookDelivery, {
-        accountId,
-        deliveryIds: ids.slice(i, i + MAX_EVENT_DELIVERY_IDS),
-      } satisfies WebhookDeliveryEvent)
+      events.push({ accountId, deliveryIds: ids.slice(i, i + MAX_EVENT_DELIVERY_IDS) })
+  // Together rather than one round trip after another: the slots of these POSTs wait for this.
+  await Promise.all(events.map((event) => publishQuietly(deps, TOPIC.webhookDelivery, event)))
   for (const o of outcomes.filter((o) => !o.ok))
     deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
 }

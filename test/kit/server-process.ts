@@ -1,6 +1,7 @@
 // The real server (src/process/server.ts) as a child process, for the tests that need a process of its
 // own: signals, ports, cluster workers, logging. Its stdout (JSON lines) and stderr are kept.
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { promisify } from 'node:util'
 import { createServer } from 'node:net'
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -68,4 +69,10 @@ export async function portIsFree(port: number) {
     probe.once('error', () => resolve(false))
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)))
   })
+}
+
+/** `npm run cli -- <args>` with `env`: the last line it printed (the JSON answer, or console:link's URL). */
+export async function runCli(env: Record<string, string | undefined>, ...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'cli', '--', ...args], { env })
+  return stdout.trim().split('\n').pop()!
 }

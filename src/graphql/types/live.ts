@@ -21,7 +21,7 @@ import type { Message } from '../../generated/sqlite/client.js'
 const BUS_READY_WAIT_MS = 5000
 
 /** Events published after this resolves reach this instance: no gap between answer and first event. */
-async function busListening(ctx: Context) {
+export async function busListening(ctx: Context) {
   await Promise.race([ctx.deps.events.ready().catch(() => undefined), new Promise((r) => setTimeout(r, BUS_READY_WAIT_MS).unref())])
 }
 

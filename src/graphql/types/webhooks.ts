@@ -15,6 +15,7 @@ import { publishQuietly, TOPIC, type StatusEvent, type WebhookDeliveryEvent } fr
 import { subscriberOutbox } from '../../live/subscriber-outbox.js'
 import type { WebhookDelivery as DeliveryRow } from '../../generated/sqlite/client.js'
 import type { Context } from '../context.js'
+import { busListening } from './live.js'
 
 const WebhookDeliveryState = builder.enumType('WebhookDeliveryState', {
   description: 'Where a webhook delivery stands.',
@@ -220,7 +221,7 @@ builder.subscriptionField('webhookDeliveryUpdates', (t) =>
       "Each of the account's webhook deliveries as it changes: queued (a report update, a test event, a replay) and after each attempt. Needs an API key or a console session.",
     subscribe: async (_root, _args, ctx) => {
       const accountId = (await ctx.account()).id
-      await Promise.race([ctx.deps.events.ready().catch(() => undefined), new Promise((r) => setTimeout(r, 5000).unref())])
+      await busListening(ctx)
       const { db, events } = ctx.deps
       return new Repeater<DeliveryRow>(async (push, stop) => {
         const send = subscriberOutbox(push, stop, ctx.deps.logger, 'webhookDeliveryUpdates')
