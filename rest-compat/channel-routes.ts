@@ -2,7 +2,8 @@
 // then the program guides (XMLTV, iCalendar, M3U), which answer in their own formats.
 import { AppError, notFound } from '../src/core/errors.js'
 import { isoUtcMicros, isoWithOffset } from '../src/channel/zoned-time.js'
-import type { ParameterDoc, RestRoute, RouteInput } from './route.js'
+import { route, type Found, type ParameterDoc, type RestRoute, type RouteInput } from './route.js'
+import { graphql, type ResultOf } from '../src/graphql/typed-documents.js'
 import { integer, oneOf, ref, string, uuid } from './openapi/json-schema.js'
 import { buildXmltv } from '../src/channel/xmltv.js'
 import { buildICalendar } from '../src/channel/ical.js'
@@ -38,10 +39,12 @@ const withOffset = (iso: string | null, tz: string) => (iso === null ? null : is
 const utc = (iso: string) => isoUtcMicros(new Date(iso))
 
 // Program.uuid is an ID (the program number as text, like every Node's uuid); REST answers the number.
-const AIRING = `id startsAt endsAt startTime durationMinutes episodeType state wentLiveAt bannerUrl
-  program { id: uuid name } episode { id episodeNumber name }`
+const AIRING = graphql(`fragment LegacyAiring on Airing {
+  id startsAt endsAt startTime durationMinutes episodeType state wentLiveAt bannerUrl
+  program { id: uuid name } episode { id episodeNumber name }
+}`)
 
-const legacyAiring = (a: any, tz: string) => ({
+const legacyAiring = (a: ResultOf<typeof AIRING>, tz: string) => ({
   id: a.id,
   program: { id: Number(a.program.id), name: a.program.name },
   episode: { id: a.episode.id, episode_number: a.episode.episodeNumber, name: a.episode.name },
@@ -55,10 +58,12 @@ const legacyAiring = (a: any, tz: string) => ({
   banner_url: a.bannerUrl,
 })
 
-const PROGRAM = `id: uuid name slug synopsis bannerUrl trailerUrl type status availableOnDemand
-  schedule { id dayOfWeek day startTime durationMinutes }`
+const PROGRAM = graphql(`fragment LegacyProgram on Program {
+  id: uuid name slug synopsis bannerUrl trailerUrl type status availableOnDemand
+  schedule { id dayOfWeek day startTime durationMinutes }
+}`)
 
-const legacyProgram = (p: any) => ({
+const legacyProgram = (p: ResultOf<typeof PROGRAM> & { episodesCount?: number }) => ({
   id: Number(p.id),
   name: p.name,
   slug: p.slug,
@@ -69,7 +74,7 @@ const legacyProgram = (p: any) => ({
   status: low(p.status),
   available_on_demand: p.availableOnDemand,
   ...(p.episodesCount !== undefined ? { episodes_count: p.episodesCount } : {}),
-  schedule: p.schedule.map((s: any) => ({
+  schedule: p.schedule.map((s) => ({
     id: s.id,
     day_of_week: s.dayOfWeek,
     day: s.day,
@@ -78,13 +83,21 @@ const legacyProgram = (p: any) => ({
   })),
 })
 
-const pageMeta = (p: any) => ({ total: p.total, current_page: p.currentPage, last_page: p.lastPage, per_page: p.perPage })
+const pageMeta = (p: { total: number; currentPage: number; lastPage: number; perPage: number }) => ({
+  total: p.total,
+  current_page: p.currentPage,
+  last_page: p.lastPage,
+  per_page: p.perPage,
+})
 
-const upcomingDocument = `query Upcoming($channel: String!, $limit: Int, $from: String, $to: String) {
-  channel(id: $channel) { name timezone upcomingAirings(limit: $limit, from: $from, to: $to) { ${AIRING} } }
-}`
-const legacyUpcoming = ({ channel: c }: any) => {
-  const upcoming = c.upcomingAirings.map((a: any) => legacyAiring(a, c.timezone))
+const upcomingDocument = graphql(
+  `query Upcoming($channel: String!, $limit: Int, $from: String, $to: String) {
+  channel(id: $channel) { name timezone upcomingAirings(limit: $limit, from: $from, to: $to) { ...LegacyAiring } }
+}`,
+  [AIRING],
+)
+const legacyUpcoming = ({ channel: c }: Found<ResultOf<typeof upcomingDocument>>) => {
+  const upcoming = c.upcomingAirings.map((a) => legacyAiring(a, c.timezone))
   return { channel_name: c.name, upcoming, count: upcoming.length }
 }
 
@@ -128,13 +141,16 @@ const AIRING_EXAMPLE = {
 }
 
 // Guides: the channel and its airings as GraphQL gives them, as the guide builders take them.
-const GUIDE_CHANNEL = 'id: uuid slug name timezone showBannerUrl streamUrl'
-const guideDocument = `query Guide($channel: String!) {
-  channel(id: $channel) { ${GUIDE_CHANNEL}
+const GUIDE_CHANNEL = graphql(`fragment GuideChannel on Channel { id: uuid slug name timezone showBannerUrl streamUrl }`)
+const guideDocument = graphql(
+  `query Guide($channel: String!) {
+  channel(id: $channel) { ...GuideChannel
     guide { id startsAt endsAt state bannerUrl program { name synopsis type } episode { episodeNumber name synopsis } }
   }
-}`
-const guideChannel = (c: any): GuideChannel => ({
+}`,
+  [GUIDE_CHANNEL],
+)
+const guideChannel = (c: ResultOf<typeof GUIDE_CHANNEL>): GuideChannel => ({
   id: c.id,
   slug: c.slug,
   name: c.name,
@@ -142,8 +158,8 @@ const guideChannel = (c: any): GuideChannel => ({
   iconUrl: c.showBannerUrl,
   streamUrl: c.streamUrl,
 })
-const guideAirings = (c: any): GuideAiring[] =>
-  c.guide.map((a: any) => ({
+const guideAirings = (c: Found<ResultOf<typeof guideDocument>>['channel']): GuideAiring[] =>
+  c.guide.map((a) => ({
     id: a.id,
     startsAt: new Date(a.startsAt),
     endsAt: new Date(a.endsAt),
@@ -181,18 +197,18 @@ const XMLTV_EXAMPLE = `<?xml version="1.0" encoding="UTF-8"?>
 `
 
 export const channelRoutes: RestRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/channels/:uuid/status',
     api: 'channel',
     etag: true,
     microcache: true,
-    document: `query NowPlaying($channel: String!) {
+    document: graphql(`query NowPlaying($channel: String!) {
       channel(id: $channel) { timezone nowPlaying {
         channelName isLive estimatedEndAt cacheSeconds
         currentVideo { videoId name description location thumbnail startTime endTime remainingTime remainingTimeHuman }
       } }
-    }`,
+    }`),
     variables: (input) => ({ channel: uuidParam(input) }),
     headers: ({ channel }) => ({ 'Cache-Control': `public, max-age=${channel.nowPlaying.cacheSeconds}` }),
     toLegacy: ({ channel: { timezone: tz, nowPlaying: n } }) => {
@@ -243,21 +259,21 @@ export const channelRoutes: RestRoute[] = [
         },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:uuid/schedule',
     api: 'channel',
     etag: true,
     microcache: true,
-    document: `query Schedule($channel: String!) {
+    document: graphql(`query Schedule($channel: String!) {
       channel(id: $channel) { name schedule { id startsAt endsAt status video { name description thumbnail } } }
-    }`,
+    }`),
     variables: (input) => ({ channel: uuidParam(input) }),
     toLegacy: ({ channel: c }) => ({
       channel_name: c.name,
       schedule_count: c.schedule.length,
-      schedule: c.schedule.map((b: any) => ({
+      schedule: c.schedule.map((b) => ({
         id: b.id,
         start_time: utc(b.startsAt),
         end_time: utc(b.endsAt),
@@ -289,19 +305,19 @@ export const channelRoutes: RestRoute[] = [
         },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:uuid/catchups',
     api: 'channel',
     etag: true,
     microcache: true,
-    document: `query Catchups($channel: String!, $page: Int) {
+    document: graphql(`query Catchups($channel: String!, $page: Int) {
       channel(id: $channel) { name catchups(page: $page) {
         total currentPage lastPage perPage
         nodes { id title description startsAt endsAt duration video { id name thumbnail hlsUrl resolution } }
       } }
-    }`,
+    }`),
     variables: (input) => ({ channel: uuidParam(input), page: intParam(input.query, 'page') }),
     toLegacy: ({ channel: c }) => ({
       channel_name: c.name,
@@ -309,7 +325,7 @@ export const channelRoutes: RestRoute[] = [
       current_page: c.catchups.currentPage,
       last_page: c.catchups.lastPage,
       per_page: c.catchups.perPage,
-      catchups: c.catchups.nodes.map((k: any) => ({
+      catchups: c.catchups.nodes.map((k) => ({
         id: k.id,
         title: k.title,
         description: k.description,
@@ -362,18 +378,21 @@ export const channelRoutes: RestRoute[] = [
       },
       errors: [400],
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:channel/programs',
     api: 'channel',
     etag: true,
     microcache: true,
-    document: `query Programs($channel: String!, $status: ProgramStatus, $type: ProgramType, $perPage: Int, $page: Int) {
+    document: graphql(
+      `query Programs($channel: String!, $status: ProgramStatus, $type: ProgramType, $perPage: Int, $page: Int) {
       channel(id: $channel) { name programs(status: $status, type: $type, perPage: $perPage, page: $page) {
-        total currentPage lastPage perPage nodes { ${PROGRAM} episodesCount }
+        total currentPage lastPage perPage nodes { ...LegacyProgram episodesCount }
       } }
     }`,
+      [PROGRAM],
+    ),
     variables: ({ params, query }) => ({
       channel: params.channel,
       status: enumParam(query, 'status', ['active', 'paused']),
@@ -401,19 +420,19 @@ export const channelRoutes: RestRoute[] = [
       },
       errors: [400],
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:channel/programs/current',
     api: 'channel',
     etag: true,
     microcache: true,
-    document: `query OnAir($channel: String!) {
+    document: graphql(`query OnAir($channel: String!) {
       channel(id: $channel) { timezone onAir {
         channelName status startedAt endsAt playbackSource bannerUrl
         program { id: uuid name type status } episode { id episodeNumber name type status }
       } }
-    }`,
+    }`),
     variables: ({ params }) => ({ channel: params.channel }),
     toLegacy: ({ channel: { timezone: tz, onAir: o } }) => ({
       channel_name: o.channelName,
@@ -453,14 +472,16 @@ export const channelRoutes: RestRoute[] = [
         },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:channel/programs/next',
     api: 'channel',
     etag: true,
     microcache: true,
-    document: `query NextAiring($channel: String!) { channel(id: $channel) { name timezone nextAiring { ${AIRING} } } }`,
+    document: graphql(`query NextAiring($channel: String!) { channel(id: $channel) { name timezone nextAiring { ...LegacyAiring } } }`, [
+      AIRING,
+    ]),
     variables: ({ params }) => ({ channel: params.channel }),
     toLegacy: ({ channel: c }) => ({ channel_name: c.name, next: c.nextAiring && legacyAiring(c.nextAiring, c.timezone) }),
     openapi: {
@@ -474,8 +495,8 @@ export const channelRoutes: RestRoute[] = [
         example: { channel_name: 'City TV', next: AIRING_EXAMPLE },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:channel/programs/upcoming',
     api: 'channel',
@@ -512,8 +533,8 @@ export const channelRoutes: RestRoute[] = [
       },
       errors: [400],
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:channel/programs/next/:limit',
     api: 'channel',
@@ -538,14 +559,15 @@ export const channelRoutes: RestRoute[] = [
       },
       errors: [400],
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/programs/:program/episodes',
     api: 'channel',
     etag: true,
     microcache: true,
-    document: `query Episodes($program: String!, $status: EpisodeStatus, $from: String, $to: String, $perPage: Int, $page: Int) {
+    document: graphql(
+      `query Episodes($program: String!, $status: EpisodeStatus, $from: String, $to: String, $perPage: Int, $page: Int) {
       program(id: $program) {
         id: uuid name channel { timezone }
         episodes(status: $status, from: $from, to: $to, perPage: $perPage, page: $page) {
@@ -553,11 +575,13 @@ export const channelRoutes: RestRoute[] = [
           nodes {
             id episodeNumber name synopsis bannerUrl trailerUrl type status availableOnDemand
             onDemand { id duration hlsUrl thumbnailUrl }
-            broadcasts { ${AIRING} }
+            broadcasts { ...LegacyAiring }
           }
         }
       }
     }`,
+      [AIRING],
+    ),
     variables: ({ params, query }) => ({
       program: params.program,
       status: enumParam(query, 'status', ['draft', 'scheduled', 'on_air', 'completed', 'missed', 'cancelled']),
@@ -568,7 +592,7 @@ export const channelRoutes: RestRoute[] = [
     }),
     toLegacy: ({ program: p }) => ({
       program: { id: Number(p.id), name: p.name },
-      episodes: p.episodes.nodes.map((e: any) => ({
+      episodes: p.episodes.nodes.map((e) => ({
         id: e.id,
         episode_number: e.episodeNumber,
         name: e.name,
@@ -584,7 +608,7 @@ export const channelRoutes: RestRoute[] = [
           hls_url: e.onDemand.hlsUrl,
           thumbnail_url: e.onDemand.thumbnailUrl,
         },
-        broadcasts: e.broadcasts.map((a: any) => legacyAiring(a, p.channel.timezone)),
+        broadcasts: e.broadcasts.map((a) => legacyAiring(a, p.channel.timezone)),
       })),
       meta: pageMeta(p.episodes),
     }),
@@ -630,8 +654,8 @@ export const channelRoutes: RestRoute[] = [
       },
       errors: [400],
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:uuid/xmltv',
     api: 'channel',
@@ -656,8 +680,8 @@ export const channelRoutes: RestRoute[] = [
         ...textBody('XMLTV (xmltv.dtd).', XMLTV_EXAMPLE),
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels/:uuid/schedule.ics',
     api: 'channel',
@@ -691,8 +715,8 @@ export const channelRoutes: RestRoute[] = [
         ),
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/channels.m3u',
     api: 'channel',
@@ -700,7 +724,7 @@ export const channelRoutes: RestRoute[] = [
     microcache: true,
     microcacheSeconds: GUIDE_MICROCACHE_SECONDS,
     contentType: 'audio/x-mpegurl; charset=utf-8',
-    document: `query StreamChannels { streamChannels { ${GUIDE_CHANNEL} } }`,
+    document: graphql(`query StreamChannels { streamChannels { ...GuideChannel } }`, [GUIDE_CHANNEL]),
     variables: () => ({}),
     headers: () => GUIDE_CACHE,
     toLegacy: ({ streamChannels }, { publicBaseUrl }) => buildM3u(streamChannels.map(guideChannel), { publicBaseUrl }),
@@ -720,5 +744,5 @@ export const channelRoutes: RestRoute[] = [
         ),
       },
     },
-  },
+  }),
 ]

@@ -3,7 +3,8 @@
 import { validationError, type ErrorDetail } from '../src/core/errors.js'
 import { expectObject, readFields, type BodySpec } from './body-rules.js'
 import { legacyTimestamp, snakeCase } from './legacy-format.js'
-import type { ParameterDoc, RestRoute, RouteInput } from './route.js'
+import { route, type ParameterDoc, type RestRoute, type RouteInput } from './route.js'
+import { graphql, type ResultOf } from '../src/graphql/typed-documents.js'
 import { array, integer, object, ref, string, uuid } from './openapi/json-schema.js'
 import { pageNumberProblem } from '../src/messaging/paging.js'
 import { MAX_CONTACTS_PER_REQUEST } from '../src/messaging/contacts.js'
@@ -39,8 +40,10 @@ const contactBody: BodySpec = {
   groups: { to: 'groups', type: 'stringArray' },
 }
 
-const PAGE_INFO = 'pageInfo { search total skipped perPage page pageCount }'
-const CONTACT_ITEM = 'id: uuid firstName familyName otherNames mobile email organization gender'
+const PAGE_INFO = graphql(`fragment LegacyPage on OffsetPageInfo { search total skipped perPage page pageCount }`)
+const CONTACT_ITEM = graphql(
+  `fragment LegacyContactItem on Contact { id: uuid firstName familyName otherNames mobile email organization gender }`,
+)
 
 /**
  * page, perPage, search from the query string; a non-integer page is a 422 naming it, and so is
@@ -68,7 +71,7 @@ function listVariables({ query }: RouteInput, extra: Record<string, unknown> = {
   return variables
 }
 
-const legacyMeta = (p: { search: string; total: number; skipped: number; perPage: number; page: number; pageCount: number }) => ({
+const legacyMeta = (p: ResultOf<typeof PAGE_INFO>) => ({
   search: p.search,
   total: p.total,
   skipped: p.skipped,
@@ -77,7 +80,7 @@ const legacyMeta = (p: { search: string; total: number; skipped: number; perPage
   pageCount: p.pageCount,
 })
 
-const legacyContactItem = (c: any) => ({
+const legacyContactItem = (c: ResultOf<typeof CONTACT_ITEM>) => ({
   uuid: c.id,
   first_name: c.firstName,
   family_name: c.familyName,
@@ -130,12 +133,12 @@ const CONTACT_LIST_ITEM = {
 }
 
 export const messagingRoutes: RestRoute[] = [
-  {
+  route({
     method: 'POST',
     path: '/contact/group/create',
     api: 'messaging',
     body: true,
-    document: `mutation CreateGroup($input: CreateGroupInput!) { createGroup(input: $input) { created group { id: uuid } } }`,
+    document: graphql(`mutation CreateGroup($input: CreateGroupInput!) { createGroup(input: $input) { created group { id: uuid } } }`),
     variables: ({ body }) => {
       const input = readFields(expectObject(body), groupBody)
       if (input.name === undefined || input.name === null) throw validationError([{ field: 'name', message: 'name is required' }])
@@ -171,17 +174,20 @@ export const messagingRoutes: RestRoute[] = [
         example: { reference: GROUP_ID, new: true, message: 'Group Created' },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/contact/groups',
     api: 'messaging',
-    document: `query ListGroups($page: Int, $perPage: Int, $search: String) {
-      groups(page: $page, perPage: $perPage, search: $search) { nodes { id: uuid name description } ${PAGE_INFO} }
+    document: graphql(
+      `query ListGroups($page: Int, $perPage: Int, $search: String) {
+      groups(page: $page, perPage: $perPage, search: $search) { nodes { id: uuid name description } pageInfo { ...LegacyPage } }
     }`,
+      [PAGE_INFO],
+    ),
     variables: (input) => listVariables(input),
     toLegacy: ({ groups }) => ({
-      data: groups.nodes.map((g: any) => ({ uuid: g.id, name: g.name, description: g.description })),
+      data: groups.nodes.map((g) => ({ uuid: g.id, name: g.name, description: g.description })),
       meta: legacyMeta(groups.pageInfo),
     }),
     openapi: {
@@ -198,17 +204,17 @@ export const messagingRoutes: RestRoute[] = [
       },
       errors: [422],
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/contact/group/:id',
     api: 'messaging',
-    document: `query GroupDetails($id: ID!) {
+    document: graphql(`query GroupDetails($id: ID!) {
       group(id: $id) {
         id: uuid name description subscribable subscriptionAutoresponse unsubscribeAutoresponse
         subscriptionSim optinCode optoutCode subscriberCount createdAt updatedAt
       }
-    }`,
+    }`),
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: ({ group: g }, { publicBaseUrl }) => ({
       group: {
@@ -257,13 +263,13 @@ export const messagingRoutes: RestRoute[] = [
         },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/contact/group/:id/update',
     api: 'messaging',
     body: true,
-    document: `mutation UpdateGroup($id: ID!, $input: UpdateGroupInput!) { updateGroup(id: $id, input: $input) { id: uuid } }`,
+    document: graphql(`mutation UpdateGroup($id: ID!, $input: UpdateGroupInput!) { updateGroup(id: $id, input: $input) { id: uuid } }`),
     variables: ({ params, body }) => ({ id: params.id, input: readFields(expectObject(body), groupBody, { strict: true }) }),
     toLegacy: () => ({ status: 'success' }),
     legacyField: snakeCase,
@@ -278,15 +284,15 @@ export const messagingRoutes: RestRoute[] = [
       response: { description: 'Changed.', schema: ref('Success'), example: { status: 'success' } },
       errors: [409],
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/contact/group/:id/add-contacts',
     api: 'messaging',
     body: true,
-    document: `mutation AddContacts($groupId: ID!, $contacts: [SaveContactInput!]!) {
+    document: graphql(`mutation AddContacts($groupId: ID!, $contacts: [SaveContactInput!]!) {
       addContactsToGroup(groupId: $groupId, contacts: $contacts) { enlisted }
-    }`,
+    }`),
     variables: ({ params, body }) => {
       const details: ErrorDetail[] = []
       const contacts = contactsOf(body).map((item, i) => {
@@ -314,14 +320,17 @@ export const messagingRoutes: RestRoute[] = [
       },
       response: { description: 'Enlisted.', schema: object({ status: { const: 'successful' } }), example: { status: 'successful' } },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/contact/group/:id/contacts',
     api: 'messaging',
-    document: `query GroupContacts($id: ID!, $page: Int, $perPage: Int, $search: String) {
-      group(id: $id) { contacts(page: $page, perPage: $perPage, search: $search) { nodes { ${CONTACT_ITEM} } ${PAGE_INFO} } }
+    document: graphql(
+      `query GroupContacts($id: ID!, $page: Int, $perPage: Int, $search: String) {
+      group(id: $id) { contacts(page: $page, perPage: $perPage, search: $search) { nodes { ...LegacyContactItem } pageInfo { ...LegacyPage } } }
     }`,
+      [CONTACT_ITEM, PAGE_INFO],
+    ),
     variables: (input) => listVariables(input, { id: input.params.id }),
     toLegacy: ({ group }) => ({ data: group.contacts.nodes.map(legacyContactItem), meta: legacyMeta(group.contacts.pageInfo) }),
     openapi: {
@@ -338,15 +347,15 @@ export const messagingRoutes: RestRoute[] = [
       },
       errors: [422],
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/contact/group/:id/delist-contacts',
     api: 'messaging',
     body: true,
-    document: `mutation Delist($groupId: ID!, $mobiles: [String!]!) {
+    document: graphql(`mutation Delist($groupId: ID!, $mobiles: [String!]!) {
       delistContacts(groupId: $groupId, mobiles: $mobiles) { delisted group { name } }
-    }`,
+    }`),
     variables: ({ params, body }) => {
       const contacts = contactsOf(body)
       const details = contacts.flatMap((m, i) =>
@@ -381,12 +390,12 @@ export const messagingRoutes: RestRoute[] = [
         example: { status: 'success', message: 'The submitted contacts were delisted from the group Customers' },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/contact/group/:id',
     api: 'messaging',
-    document: `mutation DeleteGroup($id: ID!) { deleteGroup(id: $id) { deletedId } }`,
+    document: graphql(`mutation DeleteGroup($id: ID!) { deleteGroup(id: $id) { deletedId } }`),
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: () => ({ status: 'success' }),
     openapi: {
@@ -397,13 +406,13 @@ export const messagingRoutes: RestRoute[] = [
       params: { id: groupParam },
       response: { description: 'Deleted.', schema: ref('Success'), example: { status: 'success' } },
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/contact/save',
     api: 'messaging',
     body: true,
-    document: `mutation SaveContact($input: SaveContactInput!) { saveContact(input: $input) { created contact { id: uuid } } }`,
+    document: graphql(`mutation SaveContact($input: SaveContactInput!) { saveContact(input: $input) { created contact { id: uuid } } }`),
     variables: ({ body }) => ({ input: readFields(expectObject(body), contactBody) }),
     toLegacy: ({ saveContact: r }) => ({
       reference: r.contact.id,
@@ -428,14 +437,17 @@ export const messagingRoutes: RestRoute[] = [
         example: { reference: CONTACT_ID, new: true, message: 'Contact Added' },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/contacts',
     api: 'messaging',
-    document: `query ListContacts($page: Int, $perPage: Int, $search: String) {
-      contacts(page: $page, perPage: $perPage, search: $search) { nodes { ${CONTACT_ITEM} } ${PAGE_INFO} }
+    document: graphql(
+      `query ListContacts($page: Int, $perPage: Int, $search: String) {
+      contacts(page: $page, perPage: $perPage, search: $search) { nodes { ...LegacyContactItem } pageInfo { ...LegacyPage } }
     }`,
+      [CONTACT_ITEM, PAGE_INFO],
+    ),
     variables: (input) => listVariables(input),
     toLegacy: ({ contacts }) => ({ data: contacts.nodes.map(legacyContactItem), meta: legacyMeta(contacts.pageInfo) }),
     openapi: {
@@ -448,17 +460,17 @@ export const messagingRoutes: RestRoute[] = [
       response: { description: 'A page of contacts.', schema: ref('ContactList'), example: { data: [CONTACT_LIST_ITEM], meta: META } },
       errors: [422],
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/contact/:id',
     api: 'messaging',
-    document: `query ContactDetails($id: ID!) {
+    document: graphql(`query ContactDetails($id: ID!) {
       contact(id: $id) {
         id: uuid mobile email firstName familyName otherNames gender organization skypeId whatsappNumber viberNumber
         facebook twitter linkedin groupme wechat youtube selfSubscribed groups { id: uuid name }
       }
-    }`,
+    }`),
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: ({ contact: c }) => ({
       contact: {
@@ -481,7 +493,7 @@ export const messagingRoutes: RestRoute[] = [
         youtube: c.youtube,
         self_subscribed: c.selfSubscribed ? 1 : 0,
       },
-      groups: c.groups.map((g: any) => ({ uuid: g.id, name: g.name })),
+      groups: c.groups.map((g) => ({ uuid: g.id, name: g.name })),
     }),
     openapi: {
       operationId: 'getContact',
@@ -516,14 +528,14 @@ export const messagingRoutes: RestRoute[] = [
         },
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/contact/:id/groups',
     api: 'messaging',
-    document: `query ContactGroups($id: ID!) { contact(id: $id) { groups { id: uuid name } } }`,
+    document: graphql(`query ContactGroups($id: ID!) { contact(id: $id) { groups { id: uuid name } } }`),
     variables: ({ params }) => ({ id: params.id }),
-    toLegacy: ({ contact }) => contact.groups.map((g: any) => ({ uuid: g.id, name: g.name })),
+    toLegacy: ({ contact }) => contact.groups.map((g) => ({ uuid: g.id, name: g.name })),
     openapi: {
       operationId: 'getContactGroups',
       tag: 'Contacts',
@@ -535,12 +547,12 @@ export const messagingRoutes: RestRoute[] = [
         example: [{ uuid: GROUP_ID, name: 'Customers' }],
       },
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/contact/:id',
     api: 'messaging',
-    document: `mutation DeleteContact($id: ID!) { deleteContact(id: $id) { deletedId } }`,
+    document: graphql(`mutation DeleteContact($id: ID!) { deleteContact(id: $id) { deletedId } }`),
     variables: ({ params }) => ({ id: params.id }),
     toLegacy: () => ({ status: 'success' }),
     openapi: {
@@ -551,5 +563,5 @@ export const messagingRoutes: RestRoute[] = [
       params: { id: contactParam },
       response: { description: 'Deleted.', schema: ref('Success'), example: { status: 'success' } },
     },
-  },
+  }),
 ]

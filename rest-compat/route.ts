@@ -1,3 +1,4 @@
+import type { TadaDocumentNode } from '../src/graphql/typed-documents.js'
 import type { JsonSchema } from './openapi/json-schema.js'
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
@@ -37,7 +38,12 @@ export interface RouteDoc {
   errors?: number[]
 }
 
-export interface RestRoute {
+/**
+ * One REST path and the GraphQL operation it runs. `Result` is the operation's result type, known to
+ * the compiler from the typed document (src/graphql/typed-documents.ts): write routes with `route()`
+ * so it is inferred, and `toLegacy` reads only what the selection holds.
+ */
+export interface RestRoute<Result = unknown> {
   method: Method
   /** `:name` segments are parameters. */
   path: string
@@ -58,9 +64,13 @@ export interface RestRoute {
   microcacheSeconds?: number
   /** Whether the route reads a JSON body. */
   body?: boolean
-  /** The GraphQL operation the route runs, parsed and validated once at start-up. */
-  document: string
-  /** Builds the operation's variables from the request; throws AppError for bad input. */
+  /** The GraphQL operation the route runs (a typed document), validated and compiled once at start-up. */
+  document: TadaDocumentNode<Result, never>
+  /**
+   * Builds the operation's variables from the request; throws AppError for bad input. Not typed by
+   * the document: they come from the body rules and the query string, checked at run time, and
+   * GraphQL coerces them again (a wrong one answers as bad input, like any other).
+   */
   variables(input: RouteInput): Record<string, unknown>
   /**
    * The media type of an answer that is not JSON (for instance `text/calendar; charset=utf-8`):
@@ -68,9 +78,9 @@ export interface RestRoute {
    */
   contentType?: string
   /** Shapes the GraphQL data into the documented JSON (or, with `contentType`, the body text). */
-  toLegacy(data: any, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): unknown
+  toLegacy(data: Found<Result>, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): unknown
   /** Extra response headers drawn from the same data (now playing's Cache-Control). */
-  headers?(data: any): Record<string, string>
+  headers?(data: Found<Result>): Record<string, string>
   /** Rewrites domain field names in validation details into the legacy spelling. */
   legacyField?(field: string): string
   /**
@@ -79,3 +89,17 @@ export interface RestRoute {
    */
   openapi?: RouteDoc
 }
+
+/**
+ * The data a route's methods receive: the operation's result with every root field present. A
+ * nullable root field (`group(id)`, `channel(id)`) is null only beside an error, and an error never
+ * reaches `toLegacy`: the router answers it (and treats a null root without one as a fault).
+ */
+export type Found<Result> = { [Field in keyof Result]: NonNullable<Result[Field]> }
+
+/**
+ * A route, with its operation's result type inferred from the document, so that `toLegacy` and
+ * `headers` are checked against the selection. The route table holds `RestRoute` (of unknown
+ * result): a route's methods take its own result only, which the router passes.
+ */
+export const route = <Result>(definition: RestRoute<Result>): RestRoute => definition as RestRoute

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
-import { execute, getOperationAST, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
+import { execute, getOperationAST, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
 import { compileQuery, isCompiledQuery } from 'graphql-jit'
 import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/core/errors.js'
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
-import type { RestRoute, RouteInput } from './route.js'
+import type { Found, RestRoute, RouteInput } from './route.js'
 import { etagMatches, type CachedResponse, type Microcache } from '../src/http/microcache.js'
 import { readBodyBytes } from '../src/http/read-body.js'
 import { isStorableText } from '../src/messaging/input-rules.js'
@@ -42,7 +42,7 @@ export interface RestRequestContext {
 export function createRestRouter(options: RestRouterOptions) {
   const compiled: CompiledRoute[] = options.routes
     .map((route) => {
-      const document = parse(route.document)
+      const document = route.document
       const errors = validate(options.schema, document)
       if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
       const paramNames: string[] = []
@@ -143,11 +143,12 @@ export function createRestRouter(options: RestRouterOptions) {
           const variables = route.variables(input)
           const result = await hit.c.run(variables, rc.context)
           if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
-          const body = route.toLegacy(result.data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
+          const data = found(result.data, route)
+          const body = route.toLegacy(data, { input, publicBaseUrl: options.publicBaseUrl, now: rc.now, request })
           const headers = {
             ...corsHeaders(route.api),
             ...(route.contentType ? { 'Content-Type': route.contentType } : {}),
-            ...route.headers?.(result.data),
+            ...route.headers?.(data),
           }
           return { body, headers, text: route.contentType ? String(body) : JSON.stringify(body) }
         }
@@ -196,6 +197,14 @@ export function createRestRouter(options: RestRouterOptions) {
  * parameters it reads (its first value each, as the route reads them); an empty value is absent.
  * Other parameters do not change the answer, so they do not make another entry.
  */
+/** The operation's data with every root field present (route.ts `Found`): a null root without an error is a fault. */
+function found(data: ExecutionResult['data'], route: RestRoute): Found<unknown> {
+  for (const field in data) {
+    if (data[field] == null) throw new Error(`REST route ${route.method} ${route.path}: ${field} is null without an error`)
+  }
+  return data as Found<unknown>
+}
+
 function cacheKeyOf(route: RestRoute, url: URL): string {
   const names = Object.keys(route.openapi?.query ?? {})
   const kept = names.flatMap((name) => {

@@ -1,15 +1,16 @@
 // The delivery report path of the messaging interface.
-import type { RestRoute } from './route.js'
+import { route, type RestRoute } from './route.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 import { ref, uuid } from './openapi/json-schema.js'
 
 export const smsRoutes: RestRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/sms/delivery-report/:reference',
     api: 'messaging',
-    document: `query DeliveryReport($id: ID!) {
+    document: graphql(`query DeliveryReport($id: ID!) {
       message(id: $id) { id: uuid to sender status broadcastTime pages costPerPage creditsDeducted mccmnc done doneDate sandbox }
-    }`,
+    }`),
     variables: ({ params }) => ({ id: params.reference }),
     toLegacy: ({ message: m }) => ({
       reference: m.id,
@@ -58,5 +59,5 @@ export const smsRoutes: RestRoute[] = [
         },
       },
     },
-  },
+  }),
 ]

@@ -29,6 +29,7 @@ import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin 
 import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
 import { consoleSessionOf, sessionGate, type ConsoleSession } from './console/sessions.js'
+import { documentText } from './graphql/typed-documents.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
 
@@ -70,7 +71,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   const resolveDocument = createDocumentResolver(
     loadTrustedDocuments(
       env.GRAPHQL_TRUSTED_DOCUMENTS,
-      [...restRoutes.map((r) => r.document), ...Object.values(CONSOLE_DOCUMENTS)],
+      [...restRoutes.map((r) => documentText(r.document)), ...Object.values(CONSOLE_DOCUMENTS)],
       env.GRAPHQL_TRUSTED_DOCUMENTS_FILE,
     ),
   )
@@ -120,7 +121,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       persistedDocumentsPlugin(resolveDocument),
       graphqlParamsPlugin(),
       graphqlLimitsPlugin(),
-      graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) }),
+      graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => documentText(r.document))) }),
       ...plugins,
     ],
   })

@@ -17,6 +17,7 @@ import { buildICalendar, foldLine } from '../src/channel/ical.js'
 import { buildXmltv } from '../src/channel/xmltv.js'
 import { createListener } from '../src/process/http-listener.js'
 import type { GuideAiring, GuideChannel } from '../src/channel/guide-types.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const DTD = new URL('./fixtures/xmltv.dtd', import.meta.url).pathname
 const CHANNEL = '0b7d4f7e-3c2a-4e55-9a41-5d1c2b3a4f60'
@@ -657,8 +658,8 @@ describe.each(targets)('program guides on $name', (target) => {
     expect((await episodes())['Second chance']).toBe('https://cdn.example.com/r/5.m3u8')
 
     clock.set('2026-03-10T10:30:00-04:00')
-    const data = await kit.gql(`{ program(id: "recorded") { episodes { nodes { name onDemand { hlsUrl availableAt } } } } }`)
-    expect(Object.fromEntries(data.program.episodes.nodes.map((e: any) => [e.name, e.onDemand]))).toEqual({
+    const data = await kit.gql(graphql(`{ program(id: "recorded") { episodes { nodes { name onDemand { hlsUrl availableAt } } } } }`))
+    expect(Object.fromEntries(data.program!.episodes.nodes.map((e: any) => [e.name, e.onDemand]))).toEqual({
       'Second chance': null,
       'Never aired': { hlsUrl: 'https://cdn.example.com/r/4.m3u8', availableAt: null },
       Embargoed: null,
@@ -666,8 +667,8 @@ describe.each(targets)('program guides on $name', (target) => {
       'After airing': null,
     })
     clock.set('2026-03-17T12:00:00-04:00')
-    const later = await kit.gql(`{ program(id: "recorded") { episodes { nodes { name onDemand { availableAt } } } } }`)
-    expect(Object.fromEntries(later.program.episodes.nodes.map((e: any) => [e.name, e.onDemand?.availableAt]))).toEqual({
+    const later = await kit.gql(graphql(`{ program(id: "recorded") { episodes { nodes { name onDemand { availableAt } } } } }`))
+    expect(Object.fromEntries(later.program!.episodes.nodes.map((e: any) => [e.name, e.onDemand?.availableAt]))).toEqual({
       'Second chance': '2026-03-17T15:00:00.000Z',
       'Never aired': null,
       Embargoed: '2026-03-12T13:00:00.000Z',

@@ -8,6 +8,7 @@ import { useKit, fixedClock } from './kit/kit.js'
 import { reply, startReceiver } from './kit/receiver.js'
 import { csrfTokenOf } from '../src/console/sessions.js'
 import { dispatchBatch } from '../src/webhooks/dispatcher.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const BASE = 'http://127.0.0.1:4000'
 const PEER = { req: { socket: { remoteAddress: '203.0.113.7' } } }
@@ -30,7 +31,7 @@ describe.each(targets)('account console sessions on $name', (target) => {
     kit.app.fetch(new Request(`${BASE}${path}`, init), server as never)
 
   async function link(): Promise<string> {
-    const data = await kit.gql('mutation { createConsoleLink { url expiresAt } }', {}, key)
+    const data = await kit.gql(graphql('mutation { createConsoleLink { url expiresAt } }'), {}, key)
     expect(data.createConsoleLink.url).toMatch(new RegExp(`^${BASE}/console/sign-in\\?token=[A-Za-z0-9_-]{43}$`))
     return new URL(data.createConsoleLink.url).searchParams.get('token')!
   }
@@ -188,7 +189,7 @@ describe.each(targets)('account console sessions on $name', (target) => {
     expect((await asConsole(a, '{ account { id } }')).errors?.[0]?.extensions.code).toBe('UNAUTHENTICATED')
     expect((await asConsole(b, '{ account { id } }')).data.account.id).toBe(accountId)
     // A key has no session of its own.
-    const keyOnly = await kit.graphql('mutation { signOut { sessionsEnded } }', {}, key)
+    const keyOnly = await kit.graphql(graphql('mutation { signOut { sessionsEnded } }'), {}, key)
     expect(keyOnly.errors?.[0]?.extensions.code).toBe('BAD_REQUEST')
     const all = await asConsole(b, 'mutation { signOut(everywhere: true) { sessionsEnded } }')
     expect(all.data.signOut.sessionsEnded).toBeGreaterThanOrEqual(2)
@@ -282,11 +283,11 @@ describe.each(targets)('account console sessions on $name', (target) => {
       // After the overlap only the new secret signs.
       clock.advance(24 * 3_600_000 + 1000)
       // (The session ended after its 12 hours: the account's key goes on.)
-      const later = await kit.gql('mutation { sendTestWebhook { id } }', {}, key)
+      const later = await kit.gql(graphql('mutation { sendTestWebhook { id } }'), {}, key)
       expect(await dispatchBatch(kit.deps, { owner: 'test', timeoutMs: 2000 })).toMatchObject({ claimed: 1, delivered: 1 })
       expect(receiver.received.at(-1)!.headers['webhook-id']).toBe(later.sendTestWebhook.id)
       expect((receiver.received.at(-1)!.headers['webhook-signature'] as string).split(' ')).toHaveLength(1)
-      const bad = await kit.graphql('mutation($u: String!) { setWebhook(url: $u) { secret } }', { u: 'not a url' }, key)
+      const bad = await kit.graphql(graphql('mutation($u: String!) { setWebhook(url: $u) { secret } }'), { u: 'not a url' }, key)
       expect(bad.errors?.[0]?.extensions.code).toBe('VALIDATION_FAILED')
       expect((await kit.db.webhookEndpoint.findUniqueOrThrow({ where: { accountId } })).url).toBe(receiver.url)
     } finally {

@@ -13,6 +13,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { migrationsOf } from '../src/db/migrate.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const ACCOUNTS = 2
 const GROUPS = 3
@@ -90,12 +91,12 @@ describe.each(targets)('list totals on $name', (target) => {
         if (!g) continue
         const members = await kit.db.membership.count({ where: { groupId: g } })
         const data = await kit.gql(
-          `query ($id: ID!) { group(id: $id) { contacts(perPage: 100) { nodes { id } pageInfo { total } } } }`,
+          graphql(`query ($id: ID!) { group(id: $id) { contacts(perPage: 100) { nodes { id } pageInfo { total } } } }`),
           { id: g },
           a.key,
         )
-        expect(data.group.contacts.pageInfo.total).toBe(members)
-        expect(data.group.contacts.nodes).toHaveLength(members)
+        expect(data.group?.contacts.pageInfo.total).toBe(members)
+        expect(data.group?.contacts.nodes).toHaveLength(members)
         expect((await kit.db.listTotal.findUnique({ where: { listId: g } }))?.total).toBe(members)
       }
     }

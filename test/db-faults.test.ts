@@ -5,6 +5,7 @@ import { TestKit, useKit, type RestResult } from './kit/kit.js'
 import { startFaultProxy, type FaultProxy } from './kit/fault-proxy.js'
 import { databaseFault } from '../src/core/errors.js'
 import { parseEnv } from '../src/core/env.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const postgres = targets.find((t) => t.name === 'postgresql')
 const sqlite = targets.find((t) => t.name === 'sqlite')!
@@ -153,7 +154,7 @@ describe('SQLite locked by another process beyond the busy timeout', () => {
       const write = await timed(() => kit.rest('POST', '/api/contact/group/create', { key, body: { name: 'Locked' } }))
       expectUnavailable(write.result, 'messaging')
       expect(write.ms).toBeLessThan(FAULT_BOUND_MS)
-      const gql = await kit.graphql('mutation { createGroup(input: { name: "Locked" }) { group { id } } }', {}, key)
+      const gql = await kit.graphql(graphql('mutation { createGroup(input: { name: "Locked" }) { group { id } } }'), {}, key)
       expect(gql.errors).toEqual([expect.objectContaining({ extensions: { code: 'SERVICE_UNAVAILABLE' } })])
       // WAL: readers are not blocked by the writer.
       expect((await kit.rest('GET', '/api/contact/groups', { key })).status).toBe(200)

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { seedDemo } from '../src/demo/seed-demo.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 // demo:seed promises that every channel endpoint shows live data right away, whatever the time of
 // day it is run at: seed at several local times (Nairobi, UTC+3) and read every path at once.
@@ -42,7 +43,7 @@ describe.each(targets)('demo:seed on $name', (target) => {
     expect(contacts.body.meta.total).toBe(12)
     const groups = await kit.rest('GET', '/api/contact/groups', { key: seeded.apiKey })
     expect(groups.body.data.map((g: { name: string }) => g.name)).toEqual(['Customers', 'Newsletter', 'Staff'])
-    const sent = await kit.gql('mutation { sendSms(input: { to: "0712000001", message: "Hello" }) { status } }', {}, seeded.apiKey)
+    const sent = await kit.gql(graphql('mutation { sendSms(input: { to: "0712000001", message: "Hello" }) { status } }'), {}, seeded.apiKey)
     expect(sent.sendSms.status).not.toBe('NOCREDT')
   })
 

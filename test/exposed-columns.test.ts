@@ -3,6 +3,7 @@ import { GraphQLObjectType, type GraphQLResolveInfo } from 'graphql'
 import { schema } from '../src/graphql/schema.js'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const contact = schema.getType('Contact') as GraphQLObjectType
 const resolve = (field: string) => contact.getFields()[field]!.resolve!
@@ -39,8 +40,8 @@ describe.each(targets)('exposed columns through GraphQL on $name', (target) => {
       .contacts(3, (i) =>
         i === 1 ? { firstName: 'P1', organization: 'Org 1' } : { firstName: `P${i}`, email: `c${i}@example.com`, organization: `Org ${i}` },
       )
-    const one = await kit.gql(`{ contacts { nodes { id email } } }`, {}, s.key)
-    const all = await kit.gql(`{ contacts { nodes { id firstName email organization } } }`, {}, s.key)
+    const one = await kit.gql(graphql(`{ contacts { nodes { id email } } }`), {}, s.key)
+    const all = await kit.gql(graphql(`{ contacts { nodes { id firstName email organization } } }`), {}, s.key)
     expect(one.contacts.nodes.map((c: { email: string | null }) => c.email)).toEqual(
       all.contacts.nodes.map((c: { email: string | null }) => c.email),
     )
@@ -48,10 +49,10 @@ describe.each(targets)('exposed columns through GraphQL on $name', (target) => {
       ['c0@example.com', 'c2@example.com', null].sort(),
     )
     const byId = await kit.gql(
-      `query ($id: ID!) { contact(id: $id) { organization groups { id } } }`,
-      { id: all.contacts.nodes[0].id },
+      graphql(`query ($id: ID!) { contact(id: $id) { organization groups { id } } }`),
+      { id: all.contacts.nodes[0]!.id },
       s.key,
     )
-    expect(byId.contact.organization).toBe(all.contacts.nodes[0].organization)
+    expect(byId.contact?.organization).toBe(all.contacts.nodes[0]!.organization)
   })
 })

@@ -24,6 +24,7 @@ import { fingerprint } from './kit/fingerprint.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { schema } from '../src/graphql/schema.js'
 import { httpStatusOf, MAX_ERROR_DETAILS } from '../src/core/errors.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 200)
@@ -170,7 +171,7 @@ describe.each(targets)('fuzzing hostile input on $name', (target) => {
     const other = await kit.seed().account('Other')
     key = s.key
     otherKey = other.key
-    await kit.gql('mutation($d: String!) { importChannel(document: $d) { id } }', { d: SAMPLE }, key)
+    await kit.gql(graphql('mutation($d: String!) { importChannel(document: $d) { id } }'), { d: SAMPLE }, key)
     const channel = await kit.db.channel.findFirstOrThrow({ include: { programs: true } })
     const airing = await kit.db.airing.findFirstOrThrow()
     ids.push(

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { getIntrospectionQuery, parse } from 'graphql'
+import { getIntrospectionQuery } from 'graphql'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { spawnServer } from './kit/server-process.js'
@@ -10,6 +10,7 @@ import { schema } from '../src/graphql/schema.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { checkDocumentLimits } from '../src/graphql/limits/check-document-limits.js'
 import { graphqlLimits } from '../src/graphql/limits/limits.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 // The attacks of issue 7 against the real server (src/process/server.ts in a child process): each must be
 // refused quickly with a clear code, while /healthz keeps answering and memory stays flat.
@@ -75,7 +76,7 @@ describe.each(targets)('GraphQL attacks against the real server on $name', (targ
   beforeAll(async () => {
     const s = await kit.seed().account().group({ name: 'Alpha' }).contacts(40).group({ name: 'Beta' })
     await kit.gql(
-      `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`,
+      graphql(`mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`),
       { g: s.group.id, c: s.contacts.map((c) => ({ mobile: c.mobile, firstName: c.firstName })) },
       s.key,
     )
@@ -318,9 +319,15 @@ describe.each(targets)('GraphQL document limits on $name', (target) => {
       {},
       key,
     )
-    await kit.gql('{ contacts(perPage: 100) { nodes { id mobile firstName groups { name } } pageInfo { total pageCount } } }', {}, key)
     await kit.gql(
-      '{ contactsConnection(first: 100) { totalCount edges { cursor node { id mobile firstName groups { name } } } pageInfo { hasNextPage endCursor } } }',
+      graphql('{ contacts(perPage: 100) { nodes { id mobile firstName groups { name } } pageInfo { total pageCount } } }'),
+      {},
+      key,
+    )
+    await kit.gql(
+      graphql(
+        '{ contactsConnection(first: 100) { totalCount edges { cursor node { id mobile firstName groups { name } } } pageInfo { hasNextPage endCursor } } }',
+      ),
       {},
       key,
     )
@@ -360,7 +367,7 @@ describe.each(targets)('GraphQL document limits on $name', (target) => {
 describe('GraphQL limits and the REST layer', () => {
   it('every REST document fits the limits at its largest page size', () => {
     for (const route of restRoutes) {
-      expect(checkDocumentLimits(schema, parse(route.document))?.message, `${route.method} ${route.path}`).toBeUndefined()
+      expect(checkDocumentLimits(schema, route.document)?.message, `${route.method} ${route.path}`).toBeUndefined()
     }
   })
 })

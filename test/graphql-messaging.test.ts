@@ -3,6 +3,7 @@ import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { mobile } from './kit/seed.js'
 import { anyUuid } from './kit/matchers.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const GROUP_FIELDS = 'id: uuid name description subscribable optinCode optoutCode subscriptionSim subscriberCount createdAt updatedAt'
 
@@ -10,10 +11,10 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
   const kit = useKit(target)
 
   it('answers __typename and introspection without a key, and data fields only with one', async () => {
-    expect(await kit.gql('{ __typename }')).toEqual({ __typename: 'Query' })
+    expect(await kit.gql(graphql('{ __typename }'))).toEqual({ __typename: 'Query' })
     const intro = await kit.gql('{ __schema { queryType { name } } }')
     expect(intro.__schema.queryType.name).toBe('Query')
-    const denied = await kit.graphql('{ groups { pageInfo { total } } }')
+    const denied = await kit.graphql(graphql('{ groups { pageInfo { total } } }'))
     expect(denied.data).toBeNull()
     expect(denied.errors).toEqual([
       expect.objectContaining({ message: 'A valid API key is required', extensions: { code: 'UNAUTHENTICATED' }, path: ['groups'] }),
@@ -44,22 +45,22 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     expect(exists.createGroup).toMatchObject({ created: false, group: { id } })
 
     const updated = await kit.gql(
-      `mutation($id: ID!, $input: UpdateGroupInput!) { updateGroup(id: $id, input: $input) { name description optinCode } }`,
+      graphql(`mutation($id: ID!, $input: UpdateGroupInput!) { updateGroup(id: $id, input: $input) { name description optinCode } }`),
       { id, input: { description: 'Book club', optinCode: null } },
       key,
     )
     expect(updated.updateGroup).toEqual({ name: 'Readers', description: 'Book club', optinCode: null })
 
     const page = await kit.gql(
-      `{ groups(search: "BOOK") { nodes { id: uuid } pageInfo { total search page perPage skipped pageCount } } }`,
+      graphql(`{ groups(search: "BOOK") { nodes { id: uuid } pageInfo { total search page perPage skipped pageCount } } }`),
       {},
       key,
     )
     expect(page.groups).toEqual({ nodes: [{ id }], pageInfo: { total: 1, search: 'BOOK', page: 1, perPage: 25, skipped: 0, pageCount: 1 } })
 
-    const deleted = await kit.gql(`mutation($id: ID!) { deleteGroup(id: $id) { deletedId } }`, { id }, key)
+    const deleted = await kit.gql(graphql(`mutation($id: ID!) { deleteGroup(id: $id) { deletedId } }`), { id }, key)
     expect(deleted.deleteGroup).toEqual({ deletedId: id })
-    const gone = await kit.graphql(`query($id: ID!) { group(id: $id) { id } }`, { id }, key)
+    const gone = await kit.graphql(graphql(`query($id: ID!) { group(id: $id) { id } }`), { id }, key)
     expect(gone.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND' })
   })
 
@@ -76,7 +77,9 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     expect(second.saveContact).toMatchObject({ created: false, contact: { id: first.saveContact.contact.id, firstName: 'Amani B' } })
 
     const added = await kit.gql(
-      `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted created group { contacts { pageInfo { total } } } } }`,
+      graphql(
+        `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted created group { contacts { pageInfo { total } } } } }`,
+      ),
       {
         g: s.group.id,
         c: [
@@ -89,7 +92,7 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     expect(added.addContactsToGroup).toEqual({ enlisted: 2, created: 1, group: { contacts: { pageInfo: { total: 2 } } } })
 
     const delisted = await kit.gql(
-      `mutation($g: ID!, $m: [String!]!) { delistContacts(groupId: $g, mobiles: $m) { delisted group { name } } }`,
+      graphql(`mutation($g: ID!, $m: [String!]!) { delistContacts(groupId: $g, mobiles: $m) { delisted group { name } } }`),
       { g: s.group.id, m: [number, '+254799999999'] },
       s.key,
     )
@@ -99,7 +102,7 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
   it('reports validation errors with a code and per-field details', async () => {
     const s = await kit.seed().account().group()
     const res = await kit.graphql(
-      `mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`,
+      graphql(`mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted } }`),
       {
         g: s.group.id,
         c: [
@@ -117,18 +120,18 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
       ],
     })
     expect(await kit.db.contact.count({ where: { accountId: s.account.id } })).toBe(0)
-    const perPage = await kit.graphql(`{ contacts(perPage: 0) { pageInfo { total } } }`, {}, s.key)
+    const perPage = await kit.graphql(graphql(`{ contacts(perPage: 0) { pageInfo { total } } }`), {}, s.key)
     expect(perPage.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED')
-    const clamped = await kit.gql(`{ contacts(perPage: 1000) { pageInfo { perPage } } }`, {}, s.key)
+    const clamped = await kit.gql(graphql(`{ contacts(perPage: 1000) { pageInfo { perPage } } }`), {}, s.key)
     expect(clamped.contacts.pageInfo.perPage).toBe(100)
   })
 
   it('keeps another account out', async () => {
     const owner = await kit.seed().account().group().contacts(1)
     const other = await kit.seed().account()
-    const res = await kit.graphql(`query($id: ID!) { contact(id: $id) { id } }`, { id: owner.contacts[0]!.id }, other.key)
+    const res = await kit.graphql(graphql(`query($id: ID!) { contact(id: $id) { id } }`), { id: owner.contacts[0]!.id }, other.key)
     expect(res.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
-    const del = await kit.graphql(`mutation($id: ID!) { deleteGroup(id: $id) { deletedId } }`, { id: owner.group.id }, other.key)
+    const del = await kit.graphql(graphql(`mutation($id: ID!) { deleteGroup(id: $id) { deletedId } }`), { id: owner.group.id }, other.key)
     expect(del.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
     expect(await kit.db.group.count({ where: { id: owner.group.id } })).toBe(1)
   })

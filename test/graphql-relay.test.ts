@@ -8,6 +8,7 @@ import { applyDueCarrierEvents } from '../src/sms/carrier-events.js'
 import { encodeNodeId } from '../src/graphql/node-id.js'
 import { measureOperation } from '../src/graphql/limits/measure-operation.js'
 import { schema } from '../src/graphql/schema.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const PAGE_INFO = 'pageInfo { hasNextPage hasPreviousPage startCursor endCursor }'
 const CONTACTS = `query($first: Int, $after: String, $last: Int, $before: String, $search: String) {
@@ -41,7 +42,7 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
         key,
       )
       .then((d) => d.saveContact.contact.uuid as string)
-  const remove = (key: string, id: string) => kit.gql(`mutation($id: ID!) { deleteContact(id: $id) { deletedId } }`, { id }, key)
+  const remove = (key: string, id: string) => kit.gql(graphql(`mutation($id: ID!) { deleteContact(id: $id) { deletedId } }`), { id }, key)
 
   /** Many ties on the names, so the uuid decides much of the order. */
   const tiedNames = (i: number) => ({ firstName: ['Amani', 'baraka', 'Chidi'][i % 3]!, familyName: i % 2 ? 'Otieno' : '' })
@@ -268,10 +269,12 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
 
   it('lists webhook deliveries newest first, filtered by state', async () => {
     const s = await funded()
-    await kit.gql(`mutation { setWebhook(url: "http://127.0.0.1:9/hook") { secret } }`, {}, s.key)
+    await kit.gql(graphql(`mutation { setWebhook(url: "http://127.0.0.1:9/hook") { secret } }`), {}, s.key)
     await sent(s)
     const DELIVERIES = `query($state: WebhookDeliveryState, $first: Int, $after: String) { webhookDeliveriesConnection(state: $state, first: $first, after: $after) { totalCount edges { node { id state createdAt } } ${PAGE_INFO} } }`
-    const list = (await kit.gql(`{ webhookDeliveries(first: 200) { id } }`, {}, s.key)).webhookDeliveries.map((d: { id: string }) => d.id)
+    const list = (await kit.gql(graphql(`{ webhookDeliveries(first: 200) { id } }`), {}, s.key)).webhookDeliveries.map(
+      (d: { id: string }) => d.id,
+    )
     expect(list.length).toBeGreaterThanOrEqual(3)
     const walked: string[] = []
     let after: string | null = null
@@ -326,25 +329,25 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     }
     // The id a type's own field returns is the one node() takes.
     const listed = await kit.gql(
-      `{ contactsConnection { edges { node { id uuid } } } groupsConnection { edges { node { id } } } }`,
+      graphql(`{ contactsConnection { edges { node { id uuid } } } groupsConnection { edges { node { id } } } }`),
       {},
       seeded.key,
     )
     const back = await kit.gql(
-      `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`,
-      { ids: [listed.contactsConnection.edges[0].node.id, listed.groupsConnection.edges[0].node.id, 'Rm9vOjE='] },
+      graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { __typename id } }`),
+      { ids: [listed.contactsConnection.edges[0]!.node.id, listed.groupsConnection.edges[0]!.node.id, 'Rm9vOjE='] },
       seeded.key,
     )
     expect(back.nodes).toEqual([
-      { __typename: 'Contact', id: listed.contactsConnection.edges[0].node.id },
-      { __typename: 'Group', id: listed.groupsConnection.edges[0].node.id },
+      { __typename: 'Contact', id: listed.contactsConnection.edges[0]!.node.id },
+      { __typename: 'Group', id: listed.groupsConnection.edges[0]!.node.id },
       null, // Foo:1 — no such type
     ])
     const publicOnes = await kit.gql(
-      `query($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Channel { slug } ... on Program { slug } } }`,
+      graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { __typename ... on Channel { slug } ... on Program { slug } } }`),
       { ids: [encodeNodeId('Channel', channel.id), encodeNodeId('Program', active.id)] },
     )
-    expect(publicOnes.nodes.map((n: { __typename: string }) => n.__typename)).toEqual(['Channel', 'Program'])
+    expect(publicOnes.nodes.map((n) => n?.__typename)).toEqual(['Channel', 'Program'])
   })
 
   it('arguments take the database id or the global id of the right type; another type is not found', async () => {
@@ -356,17 +359,22 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
     const groupGlobal = encodeNodeId('Group', s.group.id)
     const contactGlobal = encodeNodeId('Contact', contact)
 
-    expect((await kit.gql(`query($id: ID!) { group(id: $id) { uuid } }`, { id: groupGlobal }, s.key)).group.uuid).toBe(s.group.id)
-    expect((await kit.gql(`query($id: ID!) { group(id: $id) { uuid } }`, { id: s.group.id }, s.key)).group.uuid).toBe(s.group.id)
-    expect((await kit.gql(`query($id: ID!) { contact(id: $id) { uuid } }`, { id: contactGlobal }, s.key)).contact.uuid).toBe(contact)
+    expect((await kit.gql(graphql(`query($id: ID!) { group(id: $id) { uuid } }`), { id: groupGlobal }, s.key)).group!.uuid).toBe(s.group.id)
+    expect((await kit.gql(graphql(`query($id: ID!) { group(id: $id) { uuid } }`), { id: s.group.id }, s.key)).group!.uuid).toBe(s.group.id)
+    expect((await kit.gql(graphql(`query($id: ID!) { contact(id: $id) { uuid } }`), { id: contactGlobal }, s.key)).contact!.uuid).toBe(
+      contact,
+    )
     expect(
-      (await kit.gql(`query($id: ID!) { message(id: $id) { uuid } }`, { id: encodeNodeId('SentMessage', message!) }, m.key)).message.uuid,
+      (await kit.gql(graphql(`query($id: ID!) { message(id: $id) { uuid } }`), { id: encodeNodeId('SentMessage', message!) }, m.key))
+        .message!.uuid,
     ).toBe(message)
     expect(
-      (await kit.gql(`query($id: String!) { channel(id: $id) { uuid } }`, { id: encodeNodeId('Channel', channel.id) })).channel.uuid,
+      (await kit.gql(graphql(`query($id: String!) { channel(id: $id) { uuid } }`), { id: encodeNodeId('Channel', channel.id) })).channel!
+        .uuid,
     ).toBe(channel.id)
     expect(
-      (await kit.gql(`query($id: String!) { program(id: $id) { uuid } }`, { id: encodeNodeId('Program', active.id) })).program.uuid,
+      (await kit.gql(graphql(`query($id: String!) { program(id: $id) { uuid } }`), { id: encodeNodeId('Program', active.id) })).program!
+        .uuid,
     ).toBe(String(active.id))
 
     for (const [field, id] of [
@@ -378,31 +386,37 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
       expect(wrong.data?.[field], field).toBeNull()
       expect(wrong.errors?.[0]?.extensions, field).toEqual({ code: 'NOT_FOUND' })
     }
-    const wrongChannel = await kit.graphql(`query($id: String!) { channel(id: $id) { uuid } }`, { id: encodeNodeId('Program', active.id) })
+    const wrongChannel = await kit.graphql(graphql(`query($id: String!) { channel(id: $id) { uuid } }`), {
+      id: encodeNodeId('Program', active.id),
+    })
     expect(wrongChannel.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND' })
-    const wrongNode = await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: encodeNodeId('Contact', s.group.id) }, s.key)
+    const wrongNode = await kit.graphql(
+      graphql(`query($id: ID!) { node(id: $id) { id } }`),
+      { id: encodeNodeId('Contact', s.group.id) },
+      s.key,
+    )
     expect(wrongNode).toEqual({ data: { node: null } })
 
     // Mutations and inputs too.
     const renamed = await kit.gql(
-      `mutation($id: ID!) { updateGroup(id: $id, input: { description: "via global id" }) { uuid description } }`,
+      graphql(`mutation($id: ID!) { updateGroup(id: $id, input: { description: "via global id" }) { uuid description } }`),
       { id: groupGlobal },
       s.key,
     )
     expect(renamed.updateGroup).toEqual({ uuid: s.group.id, description: 'via global id' })
     const saved = await kit.gql(
-      `mutation($input: SaveContactInput!) { saveContact(input: $input) { contact { groups { uuid } } } }`,
+      graphql(`mutation($input: SaveContactInput!) { saveContact(input: $input) { contact { groups { uuid } } } }`),
       { input: { mobile: mobile(), firstName: 'Via', groups: [groupGlobal] } },
       s.key,
     )
     expect(saved.saveContact.contact.groups).toEqual([{ uuid: s.group.id }])
     const badGroups = await kit.graphql(
-      `mutation($input: SaveContactInput!) { saveContact(input: $input) { created } }`,
+      graphql(`mutation($input: SaveContactInput!) { saveContact(input: $input) { created } }`),
       { input: { mobile: mobile(), firstName: 'Via', groups: [contactGlobal] } },
       s.key,
     )
     expect(badGroups.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED' })
-    const deleted = await kit.gql(`mutation($id: ID!) { deleteContact(id: $id) { deletedId } }`, { id: contactGlobal }, s.key)
+    const deleted = await kit.gql(graphql(`mutation($id: ID!) { deleteContact(id: $id) { deletedId } }`), { id: contactGlobal }, s.key)
     expect(deleted.deleteContact).toEqual({ deletedId: contact })
   })
 
@@ -421,17 +435,21 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
       encodeNodeId('SentMessage', aMessage!),
     ]
     for (const id of secret) {
-      expect(await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id }, b.key)).toEqual({ data: { node: null } })
+      expect(await kit.graphql(graphql(`query($id: ID!) { node(id: $id) { id } }`), { id }, b.key)).toEqual({ data: { node: null } })
     }
-    expect(await kit.graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, { ids: secret }, b.key)).toEqual({
+    expect(await kit.graphql(graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`), { ids: secret }, b.key)).toEqual({
       data: { nodes: [null, null, null] },
     })
-    const groupOfA = await kit.graphql(`query($id: ID!) { group(id: $id) { contactsConnection { totalCount } } }`, { id: secret[1] }, b.key)
+    const groupOfA = await kit.graphql(
+      graphql(`query($id: ID!) { group(id: $id) { contactsConnection { totalCount } } }`),
+      { id: secret[1]! },
+      b.key,
+    )
     expect(groupOfA.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND' })
 
     const everything = await kit.gql(
-      `{ contactsConnection(first: 100) { totalCount edges { node { uuid } } } groupsConnection(first: 100) { totalCount edges { node { uuid } } }
-         messagesConnection(first: 100) { totalCount edges { node { uuid } } } webhookDeliveriesConnection(first: 100) { totalCount edges { node { id } } } }`,
+      graphql(`{ contactsConnection(first: 100) { totalCount edges { node { uuid } } } groupsConnection(first: 100) { totalCount edges { node { uuid } } }
+         messagesConnection(first: 100) { totalCount edges { node { uuid } } } webhookDeliveriesConnection(first: 100) { totalCount edges { node { id } } } }`),
       {},
       b.key,
     )
@@ -460,19 +478,22 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
         expect.objectContaining({ message: 'A valid API key is required', extensions: { code: 'UNAUTHENTICATED' }, path: [field] }),
       ])
     }
-    const anonymous = await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: encodeNodeId('Contact', s.contacts[0]!.id) })
+    const anonymous = await kit.graphql(graphql(`query($id: ID!) { node(id: $id) { id } }`), {
+      id: encodeNodeId('Contact', s.contacts[0]!.id),
+    })
     expect(anonymous.errors?.[0]).toMatchObject({ extensions: { code: 'UNAUTHENTICATED' }, path: ['node'] })
-    const wrongKey = await kit.graphql(`{ contactsConnection { totalCount } }`, {}, 'gk_000000000000_nope')
+    const wrongKey = await kit.graphql(graphql(`{ contactsConnection { totalCount } }`), {}, 'gk_000000000000_nope')
     expect(wrongKey.errors?.[0]?.extensions).toEqual({ code: 'UNAUTHENTICATED' })
     const { channel } = await channelWithProgram()
     expect(
-      (await kit.gql(`query($id: ID!) { node(id: $id) { ... on Channel { uuid } } }`, { id: encodeNodeId('Channel', channel.id) })).node,
+      (await kit.gql(graphql(`query($id: ID!) { node(id: $id) { ... on Channel { uuid } } }`), { id: encodeNodeId('Channel', channel.id) }))
+        .node,
     ).toEqual({ uuid: channel.id })
   })
 
   it('refuses bad cursors, first with last, page sizes out of range, garbage global ids and too many ids, as BAD_REQUEST', async () => {
     const s = await kit.seed().account().group({ name: 'G' }).contacts(2)
-    const groupCursor = (await kit.gql(`{ groupsConnection { edges { cursor } } }`, {}, s.key)).groupsConnection.edges[0].cursor
+    const groupCursor = (await kit.gql(graphql(`{ groupsConnection { edges { cursor } } }`), {}, s.key)).groupsConnection.edges[0]!.cursor
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['garbage after', { after: 'not a cursor!' }, /after is not a cursor of this connection/],
       [
@@ -497,19 +518,19 @@ describe.each(targets)('Relay connections and nodes on $name', (target) => {
         }),
       ])
     }
-    const garbage = await kit.graphql(`{ node(id: "definitely not an id") { id } }`, {}, s.key)
+    const garbage = await kit.graphql(graphql(`{ node(id: "definitely not an id") { id } }`), {}, s.key)
     expect(garbage.errors).toEqual([
       expect.objectContaining({ message: 'definitely not an id is not a global id', extensions: { code: 'BAD_REQUEST' } }),
     ])
     const tooMany = await kit.graphql(
-      `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`,
+      graphql(`query($ids: [ID!]!) { nodes(ids: $ids) { id } }`),
       { ids: Array.from({ length: 101 }, () => encodeNodeId('Group', s.group.id)) },
       s.key,
     )
     expect(tooMany.errors?.[0]).toMatchObject({ message: 'ids: at most 100 ids', extensions: { code: 'BAD_REQUEST' } })
     // A program id beyond 32 bits, or an id with NUL, names nothing.
     expect(
-      await kit.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: Buffer.from('Program:99999999999').toString('base64') }),
+      await kit.graphql(graphql(`query($id: ID!) { node(id: $id) { id } }`), { id: Buffer.from('Program:99999999999').toString('base64') }),
     ).toEqual({ data: { node: null } })
   })
 

@@ -3,6 +3,7 @@ import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { isEnumType, isInputObjectType, isInterfaceType, isObjectType, isScalarType, isSpecifiedScalarType } from 'graphql'
 import { schema } from '../src/graphql/schema.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 /** Every place of the schema that should explain itself and does not. */
 function undescribed(): string[] {
@@ -47,7 +48,7 @@ describe.each(targets)('GraphQL schema behaviour on $name', (target) => {
       expect(res.errors, field).toEqual([expect.objectContaining({ path: [field], extensions: { code: 'NOT_FOUND' } })])
     }
     const publicLookups = await kit.graphql(
-      `{ channel(id: "no-such-channel") { name } program(id: "no-such-program") { name } __typename }`,
+      graphql(`{ channel(id: "no-such-channel") { name } program(id: "no-such-program") { name } __typename }`),
     )
     expect(publicLookups.data).toEqual({ channel: null, program: null, __typename: 'Query' })
     // Errors come in the order the resolvers fail, which is not the order of the fields.
@@ -62,7 +63,7 @@ describe.each(targets)('GraphQL schema behaviour on $name', (target) => {
 
   it('closed sets are enums: webhookDeliveries(state:) refuses an unknown state instead of answering []', async () => {
     const { key } = await kit.seed().account()
-    const ok = await kit.gql('{ webhookDeliveries(state: PENDING) { id state } }', {}, key)
+    const ok = await kit.gql(graphql('{ webhookDeliveries(state: PENDING) { id state } }'), {}, key)
     expect(ok.webhookDeliveries).toEqual([])
     const bad = await kit.graphql('{ webhookDeliveries(state: "bogus") { id } }', {}, key)
     expect(bad.data).toBeUndefined()

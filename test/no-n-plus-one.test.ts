@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 // A key's lastUsedAt write (at most once a minute per key, off the request's path, test/api-key-cache.test.ts) is not the list's.
 const isStatement = (sql: string) =>
@@ -58,7 +59,7 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
       .contacts(12, (i) => ({ firstName: `Alias ${String(i).padStart(2, '0')}`, email: `a${i}@example.com` }))
     kit.statements.length = 0
     const data = await kit.gql(
-      `{ contacts(perPage: 10) { a: nodes { id firstName } b: nodes { id email mobile } pageInfo { total } } }`,
+      graphql(`{ contacts(perPage: 10) { a: nodes { id firstName } b: nodes { id email mobile } pageInfo { total } } }`),
       {},
       s.key,
     )
@@ -117,7 +118,7 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
     }
     // A relation (subscriberCount) adds one batched read for the whole page, not one per group.
     kit.statements.length = 0
-    const data = await kit.gql(`{ groups { nodes { name subscriberCount } pageInfo { total } } }`, {}, s.key)
+    const data = await kit.gql(graphql(`{ groups { nodes { name subscriberCount } pageInfo { total } } }`), {}, s.key)
     expect(data.groups.nodes.map((g: any) => [g.name, g.subscriberCount])).toEqual([
       ['Alpha', 0],
       ['beta', 0],

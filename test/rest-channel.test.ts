@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { importChannel } from '../src/channel/import-channel.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const run = promisify(execFile)
 const SAMPLE = readFileSync(new URL('../docs/channel-sample.json', import.meta.url), 'utf8')
@@ -405,9 +406,13 @@ describe.each(targets)('channel management over GraphQL on $name', (target) => {
   it('lets the operator import, go live and end it; others get 404', async () => {
     const op = await kit.seed().account('Operator')
     const other = await kit.seed().account('Other')
-    const imported = await kit.gql(`mutation($d: String!) { importChannel(document: $d) { id: uuid slug } }`, { d: SAMPLE }, op.key)
+    const imported = await kit.gql(
+      graphql(`mutation($d: String!) { importChannel(document: $d) { id: uuid slug } }`),
+      { d: SAMPLE },
+      op.key,
+    )
     expect(imported.importChannel).toEqual({ id: UUID, slug: 'city-tv' })
-    const hijack = await kit.graphql(`mutation($d: String!) { importChannel(document: $d) { id } }`, { d: SAMPLE }, other.key)
+    const hijack = await kit.graphql(graphql(`mutation($d: String!) { importChannel(document: $d) { id } }`), { d: SAMPLE }, other.key)
     expect(hijack.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
 
     const start = `mutation { startLiveBroadcast(channel: "city-tv", title: "Breaking", location: "City Hall") { id endedAt } }`
@@ -419,41 +424,43 @@ describe.each(targets)('channel management over GraphQL on $name', (target) => {
       is_live: true,
       current_video: { name: 'Breaking', location: 'City Hall', remaining_time_human: 'Live' },
     })
-    await kit.gql(`mutation($id: Int!) { endLiveBroadcast(id: $id) { endedAt } }`, { id: live.startLiveBroadcast.id }, op.key)
+    await kit.gql(graphql(`mutation($id: Int!) { endLiveBroadcast(id: $id) { endedAt } }`), { id: live.startLiveBroadcast.id }, op.key)
     expect((await kit.rest('GET', `/api/channels/${UUID}/status`)).body.is_live).toBe(false)
 
     // A live episode's feed: trailer while waiting, livestream once it arrives.
     clock.set('2026-03-04T07:10:00-05:00')
     expect((await kit.rest('GET', '/api/channels/city-tv/programs/current')).body.playback_source).toBe('trailer')
     const airing = await kit.db.airing.findFirstOrThrow({ where: { episode: { name: 'Wednesday' } } })
-    const fed = await kit.gql(`mutation($id: Int!) { startEpisodeFeed(airingId: $id) { wentLiveAt } }`, { id: airing.id }, op.key)
+    const fed = await kit.gql(graphql(`mutation($id: Int!) { startEpisodeFeed(airingId: $id) { wentLiveAt } }`), { id: airing.id }, op.key)
     expect(fed.startEpisodeFeed.wentLiveAt).toBe('2026-03-04T12:10:00.000Z')
     const current = await kit.rest('GET', '/api/channels/city-tv/programs/current')
     expect(current.body).toMatchObject({ playback_source: 'livestream', episode: { status: 'on_air' } })
     expect((await kit.rest('GET', `/api/channels/${UUID}/status`)).body.is_live).toBe(true)
-    await kit.gql(`mutation($id: Int!) { endEpisodeFeed(airingId: $id) { liveEndedAt } }`, { id: airing.id }, op.key)
+    await kit.gql(graphql(`mutation($id: Int!) { endEpisodeFeed(airingId: $id) { liveEndedAt } }`), { id: airing.id }, op.key)
     expect((await kit.rest('GET', '/api/channels/city-tv/programs/current')).body.playback_source).toBe('trailer')
     const notLive = await kit.db.airing.findFirstOrThrow({ where: { episode: { name: 'The Long Night' } } })
     expect(
-      (await kit.graphql(`mutation($id: Int!) { startEpisodeFeed(airingId: $id) { id } }`, { id: notLive.id }, op.key)).errors?.[0]
+      (await kit.graphql(graphql(`mutation($id: Int!) { startEpisodeFeed(airingId: $id) { id } }`), { id: notLive.id }, op.key)).errors?.[0]
         ?.extensions?.code,
     ).toBe('VALIDATION_FAILED')
     expect(
-      (await kit.graphql(`mutation($id: Int!) { cancelAiring(airingId: $id) { id } }`, { id: notLive.id }, other.key)).errors?.[0]
+      (await kit.graphql(graphql(`mutation($id: Int!) { cancelAiring(airingId: $id) { id } }`), { id: notLive.id }, other.key)).errors?.[0]
         ?.extensions?.code,
     ).toBe('NOT_FOUND')
-    await kit.gql(`mutation($id: Int!) { cancelAiring(airingId: $id) { cancelled } }`, { id: notLive.id }, op.key)
+    await kit.gql(graphql(`mutation($id: Int!) { cancelAiring(airingId: $id) { cancelled } }`), { id: notLive.id }, op.key)
     const upcoming = await kit.rest('GET', '/api/channels/city-tv/programs/upcoming')
     expect(upcoming.body.upcoming.find((a: any) => a.episode.name === 'The Long Night').state).toBe('cancelled')
   })
 
   it('carries the same information as typed GraphQL queries', async () => {
     clock.set('2026-03-03T12:30:00-05:00')
-    const data = await kit.gql(`{ channel(id: "city-tv") {
+    const data = await kit.gql(
+      graphql(`{ channel(id: "city-tv") {
       name timezone nowPlaying { isLive cacheSeconds currentVideo { videoId name remainingTimeHuman } }
       onAir { status } schedule { status } catchups { total lastPage } programs(status: ACTIVE) { nodes { slug episodesCount } }
       upcomingAirings(limit: 1) { state episode { name } }
-    } }`)
+    } }`),
+    )
     expect(data.channel).toEqual({
       name: 'City TV',
       timezone: 'America/New_York',

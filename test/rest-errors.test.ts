@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { revokeApiKey, createApiKey } from '../src/auth/api-keys.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 describe.each(targets)('REST errors and isolation on $name', (target) => {
   const kit = useKit(target, { env: { BODY_LIMIT_BYTES: '2048' } })
@@ -144,7 +145,7 @@ describe.each(targets)('unexpected failures on $name', (target) => {
     expect(res.status).toBe(500)
     const requestId = res.headers.get('x-request-id')
     expect(res.body).toEqual({ error: `Internal server error (request id ${requestId})`, code: 'INTERNAL' })
-    const gql = await kit.graphql('{ contacts { pageInfo { total } } }', {}, key)
+    const gql = await kit.graphql(graphql('{ contacts { pageInfo { total } } }'), {}, key)
     expect(gql.errors?.[0]).toMatchObject({ message: 'Unexpected error.', extensions: { code: 'INTERNAL' } })
     expect(JSON.stringify(gql)).not.toMatch(/no such table|does not exist|prisma/i)
   })

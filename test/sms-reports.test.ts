@@ -5,6 +5,7 @@ import { anyUuid } from './kit/matchers.js'
 import { applyDueCarrierEvents } from '../src/sms/carrier-events.js'
 import { SANDBOX_MAGIC_NUMBERS } from '../src/sms/sandbox-gateway.js'
 import type { Seeded } from './kit/seed.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid status done pages encoding costPerPage creditsDeducted sandbox } }`
 
@@ -64,8 +65,8 @@ describe.each(targets)('SMS sending and delivery reports on $name', (target) => 
     })
     const account = await kit.db.account.findUniqueOrThrow({ where: { id: s.account.id } })
     expect(account.creditBalance).toBe(92_000n)
-    const history = await kit.gql(`query($id: ID!) { message(id: $id) { statusHistory { status } } }`, { id }, s.key)
-    expect(history.message.statusHistory.map((u: any) => u.status)).toEqual(['PENDING', 'SENT', 'DELIVRD'])
+    const history = await kit.gql(graphql(`query($id: ID!) { message(id: $id) { statusHistory { status } } }`), { id }, s.key)
+    expect(history.message?.statusHistory.map((u: any) => u.status)).toEqual(['PENDING', 'SENT', 'DELIVRD'])
   })
 
   it('prints report times in the account time zone', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const RECEIVE = `mutation($input: InboundSmsInput!) {
   receiveSms(input: $input) { action group { name subscriberCount } contact { id mobile firstName selfSubscribed } autoresponse { to text status sender } }
@@ -59,11 +60,11 @@ describe.each(targets)('subscribable groups on $name', (target) => {
       autoresponse: { text: 'You left weather alerts.' },
     })
     const events = await kit.gql(
-      `query($id: ID!) { group(id: $id) { subscriptionEvents { kind text contact { mobile } } } }`,
+      graphql(`query($id: ID!) { group(id: $id) { subscriptionEvents { kind text contact { mobile } } } }`),
       { id: s.group.id },
       s.key,
     )
-    expect(events.group.subscriptionEvents).toEqual([
+    expect(events.group?.subscriptionEvents).toEqual([
       { kind: 'LEAVE', text: 'Stop Weather', contact: { mobile: '+254712300401' } },
       { kind: 'JOIN', text: 'JOIN WEATHER', contact: { mobile: '+254712300401' } },
     ])

@@ -7,6 +7,7 @@ import { createServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { createDispatcher, dispatchBatch, MAX_RESPONSE_BYTES, PER_ENDPOINT } from '../src/webhooks/dispatcher.js'
 import { TestKit } from './kit/kit.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid } }`
 const SET = `mutation($url: String!) { setWebhook(url: $url) { secret } }`
@@ -184,7 +185,7 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       const endpoint = await endpointOf(s.account.id)
       expect(endpoint.disabledAt).toEqual(clock.now())
       expect(endpoint.disabledReason).toBe(`every attempt failed since ${started.toISOString()}`)
-      const read = await kit.gql(`{ webhook { enabled disabledReason } }`, {}, s.key)
+      const read = await kit.gql(graphql(`{ webhook { enabled disabledReason } }`), {}, s.key)
       expect(read.webhook).toEqual({ enabled: false, disabledReason: `every attempt failed since ${started.toISOString()}` })
       receiver.respond(reply(200))
       await kit.gql(SET, { url: receiver.url }, s.key)

@@ -7,6 +7,7 @@ import { claimDueDeliveries, dispatchBatch, LEASE_MS } from '../src/webhooks/dis
 import { runWorkerTick } from '../src/process/worker.js'
 import { RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js'
 import { sentMessageRow } from './kit/seed.js'
+import { graphql } from '../src/graphql/typed-documents.js'
 
 const SEND = `mutation($input: SendSmsInput!) { sendSms(input: $input) { id: uuid } }`
 const SET = `mutation($url: String!) { setWebhook(url: $url) { secret webhook { url enabled } } }`
@@ -87,7 +88,7 @@ describe.each(targets)('webhooks on $name', (target) => {
     const ids = receiver.received.map((r) => r.headers['webhook-id'])
     expect(ids).toHaveLength(2)
     expect(ids[0]).toBe(ids[1])
-    const log = await kit.gql(`{ webhookDeliveries { id state attempts attemptLog { attempt statusCode error } } }`, {}, s.key)
+    const log = await kit.gql(graphql(`{ webhookDeliveries { id state attempts attemptLog { attempt statusCode error } } }`), {}, s.key)
     expect(log.webhookDeliveries).toEqual([
       {
         id: ids[0],
@@ -141,7 +142,7 @@ describe.each(targets)('webhooks on $name', (target) => {
     const s = await accountWithWebhook()
     await kit.gql(SEND, { input: { to: '+254712345678', message: 'gone' } }, s.key)
     expect(await dispatch()).toMatchObject({ failed: 1 })
-    const hook = await kit.gql(`{ webhook { enabled disabledAt } }`, {}, s.key)
+    const hook = await kit.gql(graphql(`{ webhook { enabled disabledAt } }`), {}, s.key)
     expect(hook.webhook).toEqual({ enabled: false, disabledAt: clock.now().toISOString() })
     // No new deliveries while disabled; setting the URL again enables it.
     await kit.gql(SEND, { input: { to: '+254712345678', message: 'while disabled' } }, s.key)
@@ -232,26 +233,26 @@ describe.each(targets)('webhooks on $name', (target) => {
     await kit.gql(SEND, { input: { to: '+254712345678', message: 'again' } }, s.key)
     await dispatch()
     const d = await kit.db.webhookDelivery.findFirstOrThrow({ where: { accountId: s.account.id } })
-    const res = await kit.gql(`mutation($id: ID!) { redeliverWebhook(id: $id) { id state attempts } }`, { id: d.id }, s.key)
+    const res = await kit.gql(graphql(`mutation($id: ID!) { redeliverWebhook(id: $id) { id state attempts } }`), { id: d.id }, s.key)
     expect(res.redeliverWebhook).toEqual({ id: d.id, state: 'PENDING', attempts: 0 })
     await dispatch()
     expect(receiver.received).toHaveLength(2)
     expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body)
     const other = await kit.seed().account()
-    const foreign = await kit.graphql(`mutation($id: ID!) { redeliverWebhook(id: $id) { id } }`, { id: d.id }, other.key)
+    const foreign = await kit.graphql(graphql(`mutation($id: ID!) { redeliverWebhook(id: $id) { id } }`), { id: d.id }, other.key)
     expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND')
   })
 
   it('rotates the secret, removes the webhook, and refuses URLs that are not http(s)', async () => {
     const s = await accountWithWebhook()
-    const rotated = await kit.gql(`mutation { rotateWebhookSecret { secret } }`, {}, s.key)
+    const rotated = await kit.gql(graphql(`mutation { rotateWebhookSecret { secret } }`), {}, s.key)
     expect(rotated.rotateWebhookSecret.secret).not.toBe(s.secret)
     for (const url of ['ftp://example.com/x', 'not a url', 'http://user:pw@example.com/']) {
       const res = await kit.graphql(SET, { url }, s.key)
       expect(res.errors?.[0]?.extensions?.code, url).toBe('VALIDATION_FAILED')
     }
-    await kit.gql(`mutation { removeWebhook { deletedId } }`, {}, s.key)
-    expect((await kit.gql(`{ webhook { url } }`, {}, s.key)).webhook).toBeNull()
+    await kit.gql(graphql(`mutation { removeWebhook { deletedId } }`), {}, s.key)
+    expect((await kit.gql(graphql(`{ webhook { url } }`), {}, s.key)).webhook).toBeNull()
     await kit.gql(SEND, { input: { to: '+254712345678', message: 'no hook' } }, s.key)
     expect(await kit.db.webhookDelivery.count({ where: { accountId: s.account.id } })).toBe(0)
   })

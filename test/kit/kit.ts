@@ -1,4 +1,7 @@
 import { afterAll, beforeAll } from 'vitest'
+import type { DocumentNode } from 'graphql'
+import type { ErrorDetail } from '../../src/core/errors.js'
+import { documentText, type TadaDocumentNode } from '../../src/graphql/typed-documents.js'
 import { createApp, type App } from '../../src/app.js'
 import { applyMigrations } from '../../src/db/migrate.js'
 import { databaseTimeouts, openDatabase, type Database } from '../../src/db/client.js'
@@ -19,7 +22,30 @@ export interface KitOptions {
 export interface RestResult {
   status: number
   headers: Headers
+  /**
+   * The parsed JSON (or the text of another media type). Left untyped on purpose: every answer is
+   * checked against the served OpenAPI document before it gets here (ResponseContract), and tests
+   * read the legacy shapes as integrators do.
+   */
+  // oxlint-disable-next-line typescript/no-explicit-any
   body: any
+}
+
+/**
+ * The data of a GraphQL document written as plain text in a test (a hostile or malformed one, or one
+ * whose exact text matters): no type can be derived from it. Typed documents get their own types.
+ */
+// oxlint-disable-next-line typescript/no-explicit-any
+export type Untyped = any
+
+export interface GraphqlAnswer<Data> {
+  data?: Data
+  /** Every error of this service carries a code (docs/graphql.md "Errors"); validation failures list their details. */
+  errors?: {
+    message: string
+    extensions: { code: string; details?: ErrorDetail[] } & Record<string, unknown>
+    path?: (string | number)[]
+  }[]
 }
 
 export class TestKit {
@@ -114,16 +140,30 @@ export class TestKit {
     return this.contract
   }
 
-  /** Runs a GraphQL operation over HTTP in-process. */
-  async graphql(query: string, variables: Record<string, unknown> = {}, key?: string) {
+  /**
+   * Runs a GraphQL operation over HTTP in-process. A typed document (`graphql()` of
+   * src/graphql/typed-documents.ts) types its variables and data; a plain text document, written to
+   * test what a hostile or malformed one does, answers untyped data (`Untyped`).
+   */
+  graphql<Result, Variables>(
+    document: TadaDocumentNode<Result, Variables>,
+    variables?: Variables,
+    key?: string,
+  ): Promise<GraphqlAnswer<Result>>
+  graphql(document: string, variables?: Record<string, unknown>, key?: string): Promise<GraphqlAnswer<Untyped>>
+  async graphql(document: DocumentNode | string, variables: unknown = {}, key?: string): Promise<GraphqlAnswer<unknown>> {
+    const query = typeof document === 'string' ? document : documentText(document)
     const res = await this.rest('POST', '/graphql', { key, body: { query, variables } })
-    return res.body as { data?: any; errors?: { message: string; extensions?: any; path?: string[] }[] }
+    return res.body as GraphqlAnswer<unknown>
   }
 
   /** Like graphql() but fails, printing the operation and the answer, when there are errors. */
-  async gql(query: string, variables: Record<string, unknown> = {}, key?: string) {
-    const result = await this.graphql(query, variables, key)
+  gql<Result, Variables>(document: TadaDocumentNode<Result, Variables>, variables?: Variables, key?: string): Promise<Result>
+  gql(document: string, variables?: Record<string, unknown>, key?: string): Promise<Untyped>
+  async gql(document: DocumentNode | string, variables: Record<string, unknown> = {}, key?: string): Promise<unknown> {
+    const result = await this.graphql(document as string, variables, key)
     if (result.errors?.length || !result.data) {
+      const query = typeof document === 'string' ? document : documentText(document)
       throw new Error(
         `GraphQL operation failed\n--- query\n${query}\n--- variables\n${JSON.stringify(variables, null, 2)}\n--- response\n${JSON.stringify(result, null, 2)}`,
       )
