@@ -10,6 +10,8 @@ const statements = new Map<string, number>()
 const database = await openDatabase(url, {
   onQuery: (sql) => {
     const shape = sql
+      .replace(/\s+/g, ' ')
+      .trim()
       .replace(/\$\d+|\?/g, '?')
       .replace(/(\?,\s*)+\?/g, '?…')
       .slice(0, 60)

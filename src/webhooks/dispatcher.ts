@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto'
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import got, { type OptionsInit } from 'got'
 import type { Deps } from '../deps.js'
+import { Prisma, type WebhookEndpoint } from '../generated/sqlite/client.js'
 import { isIP } from 'node:net'
 import { guardedLookup, isPublicAddress, NOT_PUBLIC } from './ssrf-guard.js'
 import { sign } from './signature.js'
@@ -63,30 +65,35 @@ export async function claimDueDeliveries(
   leaseMs = LEASE_MS,
   perEndpoint = PER_ENDPOINT,
   inFlight: ReadonlyMap<string, number> = new Map(),
-) {
+): Promise<Claimed[]> {
   const now = clock.now()
-  const free = { OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }] }
-  const paused = await db.webhookEndpoint.findMany({ where: { pausedUntil: { gt: now } }, select: { accountId: true } })
-  const skipped = [...[...inFlight].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId), ...paused.map((e) => e.accountId)]
-  const due = { state: 'pending', nextAttemptAt: { lte: now }, ...free, ...(skipped.length ? { accountId: { notIn: skipped } } : {}) }
-  const candidates = await db.webhookDelivery.findMany({
-    where: due,
-    orderBy: { nextAttemptAt: 'asc' },
-    take: limit * 4,
-    select: { id: true, accountId: true },
-  })
+  // Endpoints whose every slot this instance already uses; paused ones are left out by the query.
+  const full = [...inFlight].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId)
+  // Raw statements: this path runs for every few deliveries, and through the query builder its
+  // four statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
+  const candidates = await db.$queryRaw<{ id: string; accountId: string }[]>`
+    SELECT d."id", d."accountId" FROM "WebhookDelivery" d
+    WHERE d."state" = 'pending' AND d."nextAttemptAt" <= ${now} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${now})
+      ${full.length ? Prisma.sql`AND d."accountId" NOT IN (${Prisma.join(full)})` : Prisma.empty}
+      AND NOT EXISTS (SELECT 1 FROM "WebhookEndpoint" e WHERE e."accountId" = d."accountId" AND e."pausedUntil" > ${now})
+    ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`
   const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (inFlight.get(accountId) ?? 0))
   if (!picked.length) return []
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
-  await db.webhookDelivery.updateMany({
-    where: { id: { in: picked }, state: 'pending', ...free },
-    data: { leaseOwner: token, leaseUntil: new Date(now.getTime() + leaseMs) },
-  })
-  // By id first: no index holds leaseOwner, and the table keeps every delivered row.
-  return db.webhookDelivery.findMany({
-    where: { id: { in: picked }, leaseOwner: token },
-    select: { id: true, accountId: true, body: true, attempts: true, traceparent: true, account: { select: { webhook: true } } },
-  })
+  // One conditional UPDATE: under concurrency exactly one claimer wins each row.
+  const won = await db.$queryRaw<Omit<Claimed, 'account'>[]>`
+    UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${new Date(now.getTime() + leaseMs)}
+    WHERE "id" IN (${Prisma.join(picked)}) AND "state" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${now})
+    RETURNING "id", "accountId", "body", "attempts", "traceparent"`
+  if (!won.length) return []
+  const accounts = [...new Set(won.map((d) => d.accountId))]
+  const endpoints = await db.webhookEndpoint.findMany({ where: { accountId: { in: accounts } } })
+  const byAccount = new Map(endpoints.map((e) => [e.accountId, e]))
+  // In the round-robin order (RETURNING follows no order).
+  const order = new Map(picked.map((id, i) => [id, i]))
+  return won
+    .map((d) => ({ ...d, attempts: Number(d.attempts), account: { webhook: byAccount.get(d.accountId) ?? null } }))
+    .sort((x, y) => order.get(x.id)! - order.get(y.id)!)
 }
 
 /** Ids in rounds: each account's first (oldest) candidate, then each one's second, ...; at most `room(account)` each. */
@@ -111,7 +118,15 @@ function roundRobin(candidates: { id: string; accountId: string }[], limit: numb
   return picked
 }
 
-type Claimed = Awaited<ReturnType<typeof claimDueDeliveries>>[number]
+/** A claimed delivery with its account's endpoint (null once the endpoint was removed). */
+interface Claimed {
+  id: string
+  accountId: string
+  body: string
+  attempts: number
+  traceparent: string | null
+  account: { webhook: WebhookEndpoint | null }
+}
 
 interface Outcome {
   delivery: Claimed
@@ -385,23 +400,20 @@ async function recordOutcomes(
   const now = deps.clock.now()
   const disabled: { accountId: string; reason: string }[] = []
   await deps.db.$transaction(async (tx) => {
-    await tx.webhookAttempt.createMany({
-      data: outcomes.map((o) => ({
-        deliveryId: o.delivery.id,
-        attempt: o.delivery.attempts + 1,
-        url: o.url,
-        statusCode: o.statusCode,
-        durationMs: o.durationMs,
-        error: o.error,
-        createdAt: now,
-      })),
-    })
+    // Raw statements, like the claim's: they run once per commit of a few POSTs.
+    const attempts = outcomes.map(
+      (o) =>
+        Prisma.sql`(${randomUUID()}, ${o.delivery.id}, ${o.delivery.attempts + 1}, ${o.url}, ${o.statusCode}, ${o.durationMs}, ${o.error}, ${now})`,
+    )
+    await tx.$executeRaw`
+      INSERT INTO "WebhookAttempt" ("id", "deliveryId", "attempt", "url", "statusCode", "durationMs", "error", "createdAt")
+      VALUES ${Prisma.join(attempts)}`
     const delivered = outcomes.filter((o) => o.ok)
     if (delivered.length) {
-      await tx.webhookDelivery.updateMany({
-        where: { id: { in: delivered.map((o) => o.delivery.id) } },
-        data: { state: 'delivered', attempts: { increment: 1 }, finishedAt: now, leaseUntil: null, lastError: null },
-      })
+      await tx.$executeRaw`
+        UPDATE "WebhookDelivery"
+        SET "state" = 'delivered', "attempts" = "attempts" + 1, "finishedAt" = ${now}, "leaseUntil" = NULL, "lastError" = NULL
+        WHERE "id" IN (${Prisma.join(delivered.map((o) => o.delivery.id))})`
     }
     for (const o of outcomes.filter((o) => !o.ok)) {
       const failures = o.delivery.attempts + 1
