@@ -93,7 +93,7 @@ const REST_COLUMNS = ['id', 'firstName', 'familyName', 'otherNames', 'mobile', '
 async function statementMedian(path: string, runs: number) {
   const params = new URL(path, 'http://x').searchParams
   const request = pageRequest({ page: Number(params.get('page') ?? 1), search: params.get('search') })
-  const run = () => listContacts(deps.db, deps.dbKind, { accountId: account.id, request }, REST_COLUMNS)
+  const run = () => listContacts(deps, { accountId: account.id, request }, REST_COLUMNS)
   for (let i = 0; i < 3; i++) await run()
   const times: number[] = []
   for (let i = 0; i < runs; i++) {

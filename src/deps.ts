@@ -4,6 +4,7 @@ import { createLogger } from './core/logger.js'
 import { createSandboxGateway } from './sms/sandbox-gateway.js'
 import { createChannelCache } from './channel/queries.js'
 import type { Db } from './db/client.js'
+import type { DirectRead } from './db/sqlite-statement-cache.js'
 import type { DatabaseKind } from './db/connection-url.js'
 import type { Env } from './core/env.js'
 import type { SmsGateway } from './sms/gateway.js'
@@ -26,6 +27,8 @@ export interface Deps {
   events: EventBus
   /** Verified API keys remembered for API_KEY_CACHE_MS; revocations arrive through `events`. */
   apiKeyCache: ApiKeyCache
+  /** Hot raw reads without Prisma's runtime (Database.directRead). */
+  directRead?: DirectRead
 }
 
 /**
@@ -42,7 +45,7 @@ export const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 30_000 } a
  * connection without knowing about it. An overridden bus belongs to the caller.
  */
 export function createDeps(
-  database: { prisma: Db; kind: DatabaseKind; close?: () => Promise<void>; revocationProbe?: () => boolean },
+  database: { prisma: Db; kind: DatabaseKind; close?: () => Promise<void>; revocationProbe?: () => boolean; directRead?: DirectRead },
   env: Env,
   overrides: Partial<Omit<Deps, 'db' | 'dbKind' | 'env'>> = {},
 ): Deps {
@@ -74,5 +77,6 @@ export function createDeps(
         ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind],
         revocations: database.revocationProbe,
       }),
+    directRead: database.directRead,
   }
 }

@@ -75,12 +75,11 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
   }
 
   const actual = (list: List, page: number, perPage: number, search = '') =>
-    listContacts(
-      kit.db,
-      kit.deps.dbKind,
-      { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage, search }) },
-      ['id', 'firstName', 'familyName'],
-    )
+    listContacts(kit.deps, { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage, search }) }, [
+      'id',
+      'firstName',
+      'familyName',
+    ])
 
   /** Every page of the list, and two past its end, against Prisma's findMany and count. */
   async function expectEveryPage(list: List, perPage: number, search = '') {

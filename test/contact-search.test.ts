@@ -103,7 +103,7 @@ describe.each(targets)('contact search on $name is exactly the substring match',
 
   async function indexed(search: string, page: number, perPage: number, group?: string) {
     const request = pageRequest({ search, page, perPage })
-    return listContacts(kit.db, kit.deps.dbKind, { accountId, groupId: group, request }, ['id', 'firstName'])
+    return listContacts(kit.deps, { accountId, groupId: group, request }, ['id', 'firstName'])
   }
 
   it('answers every term like the plain LIKE (all contacts and the group, pages and totals)', async () => {
@@ -191,10 +191,10 @@ describe.each(targets)('contact search on $name is exactly the substring match',
 
   it('refuses a column outside the fixed list before any SQL is built (names are the only raw fragments)', async () => {
     const request = pageRequest({})
-    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id', 'searchText' as never])).rejects.toThrow(
+    await expect(listContacts(kit.deps, { accountId, request }, ['id', 'searchText' as never])).rejects.toThrow(
       /not a contact list column/,
     )
-    await expect(listContacts(kit.db, kit.deps.dbKind, { accountId, request }, ['id" FROM "ApiKey" --' as never])).rejects.toThrow(
+    await expect(listContacts(kit.deps, { accountId, request }, ['id" FROM "ApiKey" --' as never])).rejects.toThrow(
       /not a contact list column/,
     )
   })

@@ -4,7 +4,7 @@ import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/c
 import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
-import { CachingPrismaBetterSQLite3, revocationProbe } from './sqlite-statement-cache.js'
+import { CachingPrismaBetterSQLite3, directReader, revocationProbe, type DirectRead } from './sqlite-statement-cache.js'
 import { parseEnv, type Env } from '../core/env.js'
 
 /**
@@ -25,6 +25,8 @@ export interface Database {
    * microseconds; see revocationProbe). PostgreSQL tells every instance through LISTEN/NOTIFY instead.
    */
   revocationProbe?: () => boolean
+  /** Raw read-only statements without Prisma's runtime (SQLite: sqlite-statement-cache.ts `directReader`; PostgreSQL: the pool). */
+  directRead?: DirectRead
 }
 
 /** Every wait on the database is bounded, so a stopped or frozen database answers 503, never hangs. */
@@ -54,6 +56,35 @@ const defaultTimeouts = databaseTimeouts(parseEnv({}))
  */
 const QUERY_TIMEOUT_MARGIN_MS = 1000
 
+// Direct reads on PostgreSQL answer as Prisma's raw queries do where it matters to their callers:
+// a `timestamp(3)` column (UTC by the schema's convention) as ISO text with its zone, never a Date
+// built in the process's local time zone (pg's default parser).
+const TIMESTAMP_OID = 1114
+const TIMESTAMPTZ_OID = 1184
+const directTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === TIMESTAMP_OID) return (value: string) => `${value.replace(' ', 'T')}Z`
+    if (oid === TIMESTAMPTZ_OID) return (value: string) => new Date(value).toISOString()
+    return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text')
+  },
+}
+
+/**
+ * The contact list's statement on PostgreSQL through the pool Prisma's adapter uses, without
+ * Prisma's client runtime (its share of a page's CPU is what the SQLite direct read saves too:
+ * sqlite-statement-cache.ts `directReader`). Strings, numbers and nulls only; anything else
+ * answers undefined and the caller goes through Prisma.
+ */
+function postgresDirectReader(pool: pg.Pool, report: (sql: string, ms: number) => void): DirectRead {
+  return async ({ text, values }) => {
+    for (const value of values) if (value !== null && typeof value !== 'string' && typeof value !== 'number') return undefined
+    const started = performance.now()
+    const result = await pool.query({ text, values, types: directTypes })
+    report(text, performance.now() - started)
+    return result.rows as Record<string, unknown>[]
+  }
+}
+
 export interface OpenOptions {
   /** Receives every SQL statement Prisma sends (tests count them). */
   onQuery?: (sql: string) => void
@@ -72,6 +103,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const transactionOptions = { timeout: timeouts.transactionMs, maxWait: timeouts.connectMs }
   let prisma: Db
   let probe: (() => boolean) | undefined
+  let directRead: DirectRead | undefined
   // Prisma's $disconnect leaves a pg.Pool handed to its adapter open: its idle connections kept a
   // finished CLI command alive for DB_IDLE_TIMEOUT_MS (10 s). Closing ends the pool too.
   let endPool = async () => {}
@@ -79,6 +111,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
     const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
     probe = revocationProbe(adapter)
+    directRead = directReader(adapter, (sql, ms) => {
+      options.onQuery?.(sql)
+      options.onQueryEvent?.({ query: sql, duration: ms })
+    })
     prisma = new SqliteClient({ adapter, log, transactionOptions })
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')
@@ -102,6 +138,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     endPool = async () => {
       if (!pool.ended) await pool.end()
     }
+    directRead = postgresDirectReader(pool, (sql, ms) => {
+      options.onQuery?.(sql)
+      options.onQueryEvent?.({ query: sql, duration: ms })
+    })
     const adapter = new PrismaPg(pool, { schema: target.schema })
     prisma = new PostgresClient({ adapter, log, transactionOptions }) as unknown as Db
   }
@@ -134,5 +174,6 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       await endPool()
     },
     revocationProbe: probe,
+    directRead,
   }
 }

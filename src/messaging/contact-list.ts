@@ -20,6 +20,8 @@
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
+import type { Deps } from '../deps.js'
+import { tracingEnabled } from '../core/tracing.js'
 import { rawDate, type PageRequest } from './paging.js'
 import { notFound } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
@@ -54,12 +56,22 @@ export function listColumns(select: Record<string, unknown> | undefined): Contac
 }
 
 export async function listContacts(
-  db: Db,
-  kind: DatabaseKind,
+  { db, dbKind: kind, directRead }: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
   list: ContactList,
   columns: readonly ContactListColumn[],
 ): Promise<ContactListPage> {
-  const result = await db.$queryRaw<Record<string, unknown>[]>(contactListStatement(kind, list, columns))
+  const statement = contactListStatement(kind, list, columns)
+  // Read directly (no Prisma runtime: Database.directRead); a failure goes through Prisma, whose
+  // errors the service classifies (a busy or broken database answers 503, never a bare driver error).
+  let result: Record<string, unknown>[] | undefined
+  if (directRead && !tracingEnabled) {
+    try {
+      result = await directRead(statement)
+    } catch {
+      result = undefined
+    }
+  }
+  result ??= await db.$queryRaw<Record<string, unknown>[]>(statement)
   const total = Number(result[0]?.total ?? 0)
   const rows: Record<string, unknown>[] = []
   for (const raw of result) {

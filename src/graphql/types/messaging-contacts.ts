@@ -109,7 +109,7 @@ function loadPage(source: ContactPageSource, ctx: Context) {
   if (!source.loaded) {
     const columns = listColumns(source.nodesQuery.select)
     source.columns = new Set(columns)
-    source.loaded = listContacts(ctx.deps.db, ctx.deps.dbKind, source, columns)
+    source.loaded = listContacts(ctx.deps, source, columns)
   }
   return source.loaded
 }
