@@ -191,9 +191,7 @@ describe.each(targets)('contact search on $name is exactly the substring match',
 
   it('refuses a column outside the fixed list before any SQL is built (names are the only raw fragments)', async () => {
     const request = pageRequest({})
-    await expect(listContacts(kit.deps, { accountId, request }, ['id', 'searchText' as never])).rejects.toThrow(
-      /not a contact list column/,
-    )
+    await expect(listContacts(kit.deps, { accountId, request }, ['id', 'searchText' as never])).rejects.toThrow(/not a contact list column/)
     await expect(listContacts(kit.deps, { accountId, request }, ['id" FROM "ApiKey" --' as never])).rejects.toThrow(
       /not a contact list column/,
     )

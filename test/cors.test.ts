@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { createApp, type App } from '../src/app.js'
-import { createDeps } from '../src/deps.js'
 import { parseEnv } from '../src/core/env.js'
 import { createCorsPolicy } from '../src/http/cors.js'
 
@@ -33,9 +32,7 @@ describe.each(targets)('CORS on $name', (target) => {
   /** The same database with CORS_ORIGINS unset (the default). */
   const unlisted = (): App =>
     createApp({
-      deps: createDeps(kit.database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0' }), {
-        events: kit.deps.events,
-      }),
+      deps: kit.depsWith(),
       ready: kit.database.ready,
     })
 

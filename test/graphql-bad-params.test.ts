@@ -6,8 +6,6 @@ import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { waitFor } from './kit/server-process.js'
 import { createApp } from '../src/app.js'
-import { createDeps } from '../src/deps.js'
-import { parseEnv } from '../src/core/env.js'
 import { createListener } from '../src/process/http-listener.js'
 
 // Issue 20 item 8: a client's malformed /graphql request is its 400, never a masked "Unexpected
@@ -29,9 +27,8 @@ describe.each(targets)('malformed GraphQL parameters on $name', (target) => {
   let key: string
 
   beforeAll(async () => {
-    const env = parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'debug', RATE_LIMIT_PER_SECOND: '0' })
     const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) })
-    const deps = createDeps(kit.database, env, { logger, events: kit.deps.events })
+    const deps = kit.depsWith({ LOG_LEVEL: 'debug' }, { logger })
     const app = createApp({ deps, ready: kit.database.ready })
     server = createServer(createListener(app, deps))
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -3,8 +3,6 @@ import { createYoga } from 'graphql-yoga'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { createApp, type App } from '../src/app.js'
-import { createDeps } from '../src/deps.js'
-import { parseEnv } from '../src/core/env.js'
 import { schema } from '../src/graphql/schema.js'
 import { createMetrics } from '../src/metrics/create-metrics.js'
 import { graphqlMetricsPlugin, operationNamesOf } from '../src/metrics/graphql-plugin.js'
@@ -33,8 +31,7 @@ describe.each(targets)('GraphQL metric labels on $name', (target) => {
   /** Each test its own app, so its own metrics and learned names. */
   let app: App
   beforeEach(() => {
-    const env = parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0' })
-    app = createApp({ deps: createDeps(kit.database, env, { events: kit.deps.events }), ready: kit.database.ready })
+    app = createApp({ deps: kit.depsWith(), ready: kit.database.ready })
   })
 
   const operation = (name: string, key?: string) =>

@@ -97,9 +97,7 @@ describe.each(targets)('metrics on $name', (target) => {
   const kit = useKit(target, { clock })
   const appWith = (env: Record<string, string> = {}) =>
     createApp({
-      deps: createDeps(kit.database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...env }), {
-        clock,
-      }),
+      deps: kit.depsWith(env, { clock }),
       ready: kit.database.ready,
     })
 

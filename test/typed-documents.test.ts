@@ -7,77 +7,24 @@ import { describe, expect, it } from 'vitest'
 import { documentText, graphql, type ResultOf } from '../src/graphql/typed-documents.js'
 import { route } from '../rest-compat/route.js'
 
-const PAGE = graphql(`
-  fragment Page on OffsetPageInfo {
-    total
-    page
-  }
-`)
-const ITEM = graphql(`
-  fragment Item on Contact {
-    id: uuid
-    mobile
-  }
-`)
-const ITEM_WITH_PAGE = graphql(
-  `
-    fragment ItemGroups on Contact {
-      ...Item
-      groups {
-        name
-      }
-    }
-  `,
-  [ITEM],
-)
+const PAGE = graphql(`fragment Page on OffsetPageInfo { total page }`)
+const ITEM = graphql(`fragment Item on Contact { id: uuid mobile }`)
+const ITEM_GROUPS = graphql(`fragment ItemGroups on Contact { ...Item groups { name } }`, [ITEM])
 
 describe('graphql()', () => {
   it('appends each fragment definition once, after the text, however often it is reached', () => {
-    const document = graphql(
-      `
-        query List {
-          contacts {
-            nodes {
-              ...Item
-              ...ItemGroups
-            }
-            pageInfo {
-              ...Page
-            }
-          }
-        }
-      `,
-      [ITEM, ITEM_WITH_PAGE, PAGE, ITEM],
-    )
+    const document = graphql(`query List { contacts { nodes { ...Item ...ItemGroups } pageInfo { ...Page } } }`, [
+      ITEM,
+      ITEM_GROUPS,
+      PAGE,
+      ITEM,
+    ])
     expect(document.definitions.map((d) => ('name' in d ? d.name?.value : undefined))).toEqual(['List', 'Item', 'ItemGroups', 'Page'])
     expect(documentText(document)).toMatchInlineSnapshot(`
-      "
-              query List {
-                contacts {
-                  nodes {
-                    ...Item
-                    ...ItemGroups
-                  }
-                  pageInfo {
-                    ...Page
-                  }
-                }
-              }
-            
-      fragment Item on Contact {
-          id: uuid
-          mobile
-        }
-      fragment ItemGroups on Contact {
-            ...Item
-            groups {
-              name
-            }
-          }
-      fragment Page on OffsetPageInfo {
-          total
-          page
-        }"
+      "query List { contacts { nodes { ...Item ...ItemGroups } pageInfo { ...Page } } }
+      fragment Item on Contact { id: uuid mobile }
+      fragment ItemGroups on Contact { ...Item groups { name } }
+      fragment Page on OffsetPageInfo { total page }"
     `)
   })
 
@@ -88,22 +35,7 @@ describe('graphql()', () => {
   })
 
   it('gives the compiler the selection: fields, aliases, nullability and fragments', () => {
-    const document = graphql(
-      `
-        query ($id: ID!) {
-          group(id: $id) {
-            id: uuid
-            name
-          }
-          contacts {
-            nodes {
-              ...Item
-            }
-          }
-        }
-      `,
-      [ITEM],
-    )
+    const document = graphql(`query($id: ID!) { group(id: $id) { id: uuid name } contacts { nodes { ...Item } } }`, [ITEM])
     type Result = ResultOf<typeof document>
     const result: Result = { group: null, contacts: { nodes: [{ id: 'c1', mobile: '+254700000001' }] } }
     // @ts-expect-error: `group` is nullable, so reading through it unchecked does not compile.
@@ -114,37 +46,19 @@ describe('graphql()', () => {
 })
 
 describe('route()', () => {
+  const example = {
+    method: 'GET',
+    path: '/example/:id',
+    api: 'messaging',
+    document: graphql(`query Example($id: ID!) { group(id: $id) { name } }`),
+    variables: ({ params }: { params: Record<string, string> }) => ({ id: params.id }),
+  } as const
+
   it("types toLegacy by the route's document, with its root fields present", () => {
-    const definition = route({
-      method: 'GET',
-      path: '/example/:id',
-      api: 'messaging',
-      document: graphql(`
-        query Example($id: ID!) {
-          group(id: $id) {
-            name
-          }
-        }
-      `),
-      variables: ({ params }) => ({ id: params.id }),
-      // The root field `group` is nullable in the schema; toLegacy receives it present (route.ts `Found`).
-      toLegacy: ({ group }) => ({ name: group.name.toUpperCase() }),
-    })
+    // The root field `group` is nullable in the schema; toLegacy receives it present (route.ts `Found`).
+    const definition = route({ ...example, toLegacy: ({ group }) => ({ name: group.name.toUpperCase() }) })
     expect(definition.toLegacy({ group: { name: 'choir' } }, null as never)).toEqual({ name: 'CHOIR' })
-    route({
-      method: 'GET',
-      path: '/example/:id',
-      api: 'messaging',
-      document: graphql(`
-        query Example($id: ID!) {
-          group(id: $id) {
-            name
-          }
-        }
-      `),
-      variables: ({ params }) => ({ id: params.id }),
-      // @ts-expect-error: the selection holds no `description`.
-      toLegacy: ({ group }) => ({ description: group.description.trim() }),
-    })
+    // @ts-expect-error: the selection holds no `description`.
+    route({ ...example, toLegacy: ({ group }) => ({ description: group.description.trim() }) })
   })
 })

@@ -96,6 +96,16 @@ export class TestKit {
     return this.deps.db
   }
 
+  /**
+   * Deps for another app on this kit's database, with its own settings: the kit's event bus and API
+   * key cache, so that stop() waits for that app's lastUsedAt writes too (a write still running when
+   * the pool ends held the pool's end, and the test's afterAll, for ever).
+   */
+  depsWith(env: Record<string, string> = {}, overrides: Partial<Omit<Deps, 'db' | 'dbKind' | 'env'>> = {}) {
+    const settings = parseEnv({ DATABASE_URL: this.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...env })
+    return createDeps(this.database, settings, { events: this.deps.events, apiKeyCache: this.deps.apiKeyCache, ...overrides })
+  }
+
   seed() {
     return new Seed(this)
   }
