@@ -270,7 +270,7 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
       const page = restService as { data: { uuid: string }[]; meta: { total: number } }
       if (page.data.length !== 25 || page.meta.total !== SMALL.count) throw new Error(`unexpected page: ${JSON.stringify(page.meta)}`)
       const gql = (await postJson(`${service.baseUrl}/graphql`, { query: SERVICE_QUERY }, small.apiKey)).json as {
-        data: { contacts: { nodes: { uuid: string }[]; pageInfo: { total: number } } }
+        data: { contacts: { nodes: { id: string; uuid: string }[]; pageInfo: { total: number } } }
       }
       assertSame(
         `GraphQL contacts page ids (${kind})`,
@@ -283,7 +283,11 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
         }
         assertSame(
           `PostGraphile contacts page (${kind})`,
-          { nodes: gql.data.contacts.nodes, total: gql.data.contacts.pageInfo.total },
+          // PostGraphile 4's `id` is the row's id: the service's `uuid`.
+          {
+            nodes: gql.data.contacts.nodes.map(({ id: _global, uuid, ...rest }) => ({ id: uuid, ...rest })),
+            total: gql.data.contacts.pageInfo.total,
+          },
           {
             nodes: peer.data.allContacts.nodes,
             total: peer.data.allContacts.totalCount,
