@@ -4,7 +4,8 @@ import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/c
 import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
-import { CachingPrismaBetterSQLite3, directReader, revocationProbe, type DirectRead } from './sqlite-statement-cache.js'
+import { CachingPrismaBetterSQLite3, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
+import { tracingEnabled } from '../core/tracing.js'
 import { parseEnv, type Env } from '../core/env.js'
 
 /**
@@ -25,7 +26,7 @@ export interface Database {
    * microseconds; see revocationProbe). PostgreSQL tells every instance through LISTEN/NOTIFY instead.
    */
   revocationProbe?: () => boolean
-  /** Raw read-only statements without Prisma's runtime (SQLite: sqlite-statement-cache.ts `directReader`; PostgreSQL: the pool). */
+  /** Raw read-only statements without Prisma's runtime (`directReadOf`): SQLite on Prisma's connection, PostgreSQL on its pool. */
   directRead?: DirectRead
 }
 
@@ -56,7 +57,7 @@ const defaultTimeouts = databaseTimeouts(parseEnv({}))
  */
 const QUERY_TIMEOUT_MARGIN_MS = 1000
 
-// Direct reads on PostgreSQL answer as Prisma's raw queries do where it matters to their callers:
+// Direct reads (`directReadOf`) on PostgreSQL answer as Prisma's raw queries do where it matters to their callers:
 // a `timestamp(3)` column (UTC by the schema's convention) as ISO text with its zone, never a Date
 // built in the process's local time zone (pg's default parser).
 const TIMESTAMP_OID = 1114
@@ -69,19 +70,30 @@ const directTypes = {
   },
 }
 
+/** A raw statement as Prisma.Sql gives it: `sql` with `?` placeholders (SQLite), `text` with `$n` (PostgreSQL). */
+export type DirectQuery = { sql: string; text: string; values: unknown[] }
+type Rows = Record<string, unknown>[]
+/** A raw read-only statement's rows without Prisma's client runtime, or undefined: then the caller goes through Prisma. */
+export type DirectRead = (query: DirectQuery) => Rows | undefined | Promise<Rows | undefined>
+
 /**
- * The contact list's statement on PostgreSQL through the pool Prisma's adapter uses, without
- * Prisma's client runtime (its share of a page's CPU is what the SQLite direct read saves too:
- * sqlite-statement-cache.ts `directReader`). Strings, numbers and nulls only; anything else
- * answers undefined and the caller goes through Prisma.
+ * The direct read of both targets (used for the contact list, whose statement is already raw SQL:
+ * through `$queryRaw`, Prisma's runtime cost as much CPU as the database spent on it). It declines
+ * (undefined) with traces on, so that Prisma's SQL spans show the statement, and for any value but
+ * a string, a number or null, which the adapters would bind unchanged. The statement is reported
+ * to the query log and metrics like Prisma's.
  */
-function postgresDirectReader(pool: pg.Pool, report: (sql: string, ms: number) => void): DirectRead {
-  return async ({ text, values }) => {
-    for (const value of values) if (value !== null && typeof value !== 'string' && typeof value !== 'number') return undefined
+function directReadOf(kind: DatabaseKind, run: DirectRead, options: Pick<OpenOptions, 'onQuery' | 'onQueryEvent'>): DirectRead {
+  return async (query) => {
+    if (tracingEnabled) return undefined
+    for (const value of query.values) if (value !== null && typeof value !== 'string' && typeof value !== 'number') return undefined
     const started = performance.now()
-    const result = await pool.query({ text, values, types: directTypes })
-    report(text, performance.now() - started)
-    return result.rows as Record<string, unknown>[]
+    const rows = await run(query)
+    if (!rows) return undefined
+    const logged = kind === 'sqlite' ? query.sql : query.text
+    options.onQuery?.(logged)
+    options.onQueryEvent?.({ query: logged, duration: performance.now() - started })
+    return rows
   }
 }
 
@@ -111,10 +123,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
     const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
     probe = revocationProbe(adapter)
-    directRead = directReader(adapter, (sql, ms) => {
-      options.onQuery?.(sql)
-      options.onQueryEvent?.({ query: sql, duration: ms })
-    })
+    directRead = directReadOf('sqlite', ({ sql, values }) => sqliteRows(adapter, sql, values), options)
     prisma = new SqliteClient({ adapter, log, transactionOptions })
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')
@@ -138,10 +147,11 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     endPool = async () => {
       if (!pool.ended) await pool.end()
     }
-    directRead = postgresDirectReader(pool, (sql, ms) => {
-      options.onQuery?.(sql)
-      options.onQueryEvent?.({ query: sql, duration: ms })
-    })
+    directRead = directReadOf(
+      'postgresql',
+      async ({ text, values }) => (await pool.query({ text, values, types: directTypes })).rows as Rows,
+      options,
+    )
     const adapter = new PrismaPg(pool, { schema: target.schema })
     prisma = new PostgresClient({ adapter, log, transactionOptions }) as unknown as Db
   }

@@ -66,41 +66,20 @@ export function revocationProbe(adapter: CachingPrismaBetterSQLite3): () => bool
 }
 
 /**
- * A statement's rows as objects, or undefined when it cannot be read directly (see `directReader`,
- * and `postgresDirectReader` in client.ts). `sql` has `?` placeholders, `text` PostgreSQL's `$n`.
+ * A statement's rows as objects, run on Prisma's own connection with its cached prepared statements
+ * (the same connection, so the same snapshot rules as a `$queryRaw`), without Prisma's client
+ * runtime: client.ts `directReadOf` uses it for the contact list. Undefined before Prisma connected.
  */
-export type DirectRead = (query: {
-  sql: string
-  text: string
-  values: unknown[]
-}) => Record<string, unknown>[] | undefined | Promise<Record<string, unknown>[] | undefined>
-
-/**
- * Reads on Prisma's own connection, synchronously, without Prisma's client runtime: for the hot
- * read-only statements already written as raw SQL (the contact list). Through `$queryRaw` the
- * runtime costs as much CPU as SQLite spends running the statement (bench/contacts.ts profile).
- * The same connection, the same cached prepared statements, so the same snapshot rules as a
- * `$queryRaw`; `report` keeps the statement in the query log and metrics. Only strings, numbers and
- * nulls are bound (what the adapter would bind unchanged); anything else answers undefined, and the
- * caller goes through Prisma.
- */
-export function directReader(adapter: CachingPrismaBetterSQLite3, report: (sql: string, ms: number) => void): DirectRead {
-  return ({ sql, values }) => {
-    const db = adapter.client
-    if (!db) return undefined
-    for (const value of values) if (value !== null && typeof value !== 'string' && typeof value !== 'number') return undefined
-    const started = performance.now()
-    const statement = db.prepare(sql).bind(values)
-    const names = statement.columns().map((c) => c.name)
-    const rows = statement.raw().all() as unknown[][]
-    const objects = rows.map((row) => {
-      const object: Record<string, unknown> = {}
-      for (let i = 0; i < names.length; i++) object[names[i]!] = row[i]
-      return object
-    })
-    report(sql, performance.now() - started)
-    return objects
-  }
+export function sqliteRows(adapter: CachingPrismaBetterSQLite3, sql: string, values: unknown[]): Record<string, unknown>[] | undefined {
+  const db = adapter.client
+  if (!db) return undefined
+  const statement = db.prepare(sql).bind(values)
+  const names = statement.columns().map((c) => c.name)
+  return (statement.raw().all() as unknown[][]).map((row) => {
+    const object: Record<string, unknown> = {}
+    for (let i = 0; i < names.length; i++) object[names[i]!] = row[i]
+    return object
+  })
 }
 
 type Args = unknown[]

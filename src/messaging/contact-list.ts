@@ -21,7 +21,6 @@ import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
 import type { Deps } from '../deps.js'
-import { tracingEnabled } from '../core/tracing.js'
 import { rawDate, type PageRequest } from './paging.js'
 import { notFound } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
@@ -61,10 +60,10 @@ export async function listContacts(
   columns: readonly ContactListColumn[],
 ): Promise<ContactListPage> {
   const statement = contactListStatement(kind, list, columns)
-  // Read directly (no Prisma runtime: Database.directRead); a failure goes through Prisma, whose
-  // errors the service classifies (a busy or broken database answers 503, never a bare driver error).
+  // Read directly (no Prisma runtime: Database.directRead); where it declines or fails, through
+  // Prisma, whose errors the service classifies (a busy or broken database answers 503).
   let result: Record<string, unknown>[] | undefined
-  if (directRead && !tracingEnabled) {
+  if (directRead) {
     try {
       result = await directRead(statement)
     } catch {
