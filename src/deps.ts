@@ -3,7 +3,7 @@ import { systemClock, type Clock } from './core/clock.js'
 import { createLogger } from './core/logger.js'
 import { createSandboxGateway } from './sms/sandbox-gateway.js'
 import { createChannelCache } from './channel/queries.js'
-import type { Db, DirectRead } from './db/client.js'
+import { prismaTransaction, type Database, type Db, type DirectRead, type DirectTransaction } from './db/client.js'
 import type { DatabaseKind } from './db/connection-url.js'
 import type { Env } from './core/env.js'
 import type { SmsGateway } from './sms/gateway.js'
@@ -28,6 +28,8 @@ export interface Deps {
   apiKeyCache: ApiKeyCache
   /** Hot raw reads without Prisma's runtime (Database.directRead). */
   directRead?: DirectRead
+  /** Raw statements in one transaction without Prisma's runtime (Database.directTransaction). */
+  directTransaction: DirectTransaction
 }
 
 /**
@@ -44,7 +46,7 @@ export const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 30_000 } a
  * connection without knowing about it. An overridden bus belongs to the caller.
  */
 export function createDeps(
-  database: { prisma: Db; kind: DatabaseKind; close?: () => Promise<void>; revocationProbe?: () => boolean; directRead?: DirectRead },
+  database: Pick<Database, 'prisma' | 'kind' | 'revocationProbe' | 'directRead'> & Partial<Pick<Database, 'close' | 'directTransaction'>>,
   env: Env,
   overrides: Partial<Omit<Deps, 'db' | 'dbKind' | 'env'>> = {},
 ): Deps {
@@ -77,5 +79,6 @@ export function createDeps(
         revocations: database.revocationProbe,
       }),
     directRead: database.directRead,
+    directTransaction: database.directTransaction ?? prismaTransaction(database.prisma, database.kind),
   }
 }

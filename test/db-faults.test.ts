@@ -39,9 +39,12 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
   const service = new TestKit(postgres!, { env: timeouts })
   let proxy: FaultProxy
   let key: string
+  let addContacts: string
 
   beforeAll(async () => {
-    key = (await owner.seed().account().group({ name: 'Before the fault' })).key
+    const seeded = await owner.seed().account().group({ name: 'Before the fault' })
+    key = seeded.key
+    addContacts = `/api/contact/group/${seeded.group.id}/add-contacts`
     proxy = await startFaultProxy()
     await service.attach(proxy.url(owner.url))
   })
@@ -70,11 +73,34 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
     await answersEverything(key)
   })
 
+  /** A fault of the direct transaction (no Prisma between, Database.directTransaction), as the service classifies it. */
+  const directFault = (text: string) =>
+    service.deps
+      .directTransaction((run) => run({ sql: text, text, values: [] }))
+      .then(
+        () => null,
+        (error: unknown) => databaseFault(error)?.code ?? error,
+      )
+
+  it("classifies the direct transaction's driver errors: statement timeout is a fault, a syntax error is not", async () => {
+    // DB_STATEMENT_TIMEOUT_MS is 1000: the server cancels (SQLSTATE 57014).
+    expect(await directFault('SELECT pg_sleep(3)')).toBe('SERVICE_UNAVAILABLE')
+    expect(await directFault('SELEC 1')).toMatchObject({ code: '42601' })
+    // Both connections went back to the pool in a usable state.
+    expect(await service.deps.directTransaction((run) => run({ sql: '', text: 'SELECT 1 AS "one"', values: [] }))).toEqual([{ one: 1 }])
+  })
+
   it('refused connections: REST, channel API and GraphQL answer 503 with Retry-After at once; readiness fails', async () => {
     proxy.refuse()
     const { ms } = await timed(async () => {
       expectUnavailable(await service.rest('GET', '/api/contacts', { key }), 'messaging')
       expectUnavailable(await service.rest('POST', '/api/contact/group/create', { key, body: { name: 'During the fault' } }), 'messaging')
+      // The contact writes run on their own pool connection, not through Prisma (Database.directTransaction).
+      expectUnavailable(
+        await service.rest('POST', addContacts, { key, body: { contacts: [{ mobile: '+254700000001', first_name: 'Fault' }] } }),
+        'messaging',
+      )
+      expect(await directFault('SELECT 1')).toBe('SERVICE_UNAVAILABLE')
       expectUnavailable(await service.rest('GET', UNKNOWN_CHANNEL), 'channel')
       await graphqlUnavailable(GROUPS)
       await graphqlUnavailable('mutation($input: CreateGroupInput!) { createGroup(input: $input) { group { id } } }', {
@@ -101,6 +127,7 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
     const requests = [
       ...Array.from({ length: 12 }, () => timed(() => service.rest('GET', '/api/contacts', { key }))),
       timed(() => service.rest('POST', '/api/contact/group/create', { key, body: { name: 'During the freeze' } })),
+      timed(() => service.rest('POST', addContacts, { key, body: { contacts: [{ mobile: '+254700000002', first_name: 'Freeze' }] } })),
       timed(() => service.rest('GET', UNKNOWN_CHANNEL)),
     ]
     const answers = await Promise.all(requests)
@@ -110,6 +137,9 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
     }
     const gql = await timed(() => graphqlUnavailable(GROUPS))
     expect(gql.ms).toBeLessThan(FAULT_BOUND_MS)
+    const direct = await timed(() => directFault('SELECT 1'))
+    expect(direct.result).toBe('SERVICE_UNAVAILABLE')
+    expect(direct.ms).toBeLessThan(FAULT_BOUND_MS)
   }, 30_000)
 
   it('recovers from the freeze without a restart', async () => {
@@ -118,6 +148,11 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
     await answersEverything(key)
     const groups = await service.gql(GROUPS, {}, key)
     expect(groups.groups.nodes.map((g: { name: string }) => g.name)).toEqual(['Before the fault'])
+    // The add-contacts refused during both faults wrote nothing; the pool's connections work again.
+    expect(await owner.db.contact.count()).toBe(0)
+    const added = await service.rest('POST', addContacts, { key, body: { contacts: [{ mobile: '+254700000003', first_name: 'After' }] } })
+    expect([added.status, added.body]).toEqual([200, { status: 'successful' }])
+    expect(await owner.db.contact.count()).toBe(1)
   })
 
   it('never calls a constraint violation or a programming error a fault', async () => {
@@ -143,8 +178,11 @@ describe.skipIf(!postgres)('database faults through a TCP proxy on PostgreSQL', 
 describe('SQLite locked by another process beyond the busy timeout', () => {
   const kit = useKit(sqlite, { env: { SQLITE_BUSY_TIMEOUT_MS: '200' } })
   let key: string
+  let addContacts: string
   beforeAll(async () => {
-    key = (await kit.seed().account()).key
+    const seeded = await kit.seed().account().group()
+    key = seeded.key
+    addContacts = `/api/contact/group/${seeded.group.id}/add-contacts`
   })
 
   it('answers writes 503 with Retry-After while reads go on, and writes again once the lock is gone', async () => {
@@ -156,15 +194,32 @@ describe('SQLite locked by another process beyond the busy timeout', () => {
       expect(write.ms).toBeLessThan(FAULT_BOUND_MS)
       const gql = await kit.graphql(graphql('mutation { createGroup(input: { name: "Locked" }) { group { id } } }'), {}, key)
       expect(gql.errors).toEqual([expect.objectContaining({ extensions: { code: 'SERVICE_UNAVAILABLE' } })])
+      const direct = await kit.deps
+        .directTransaction((run) =>
+          run({ sql: `INSERT INTO "ListTotal" ("listId", "total") VALUES ('locked', 0) RETURNING "listId"`, text: '', values: [] }),
+        )
+        .catch((error: unknown) => error)
+      expect(databaseFault(direct)).not.toBeNull()
+      // The contact writes' statements run on the connection directly (Database.directTransaction): the same 503.
+      const add = await timed(() =>
+        kit.rest('POST', addContacts, { key, body: { contacts: [{ mobile: '+254700000004', first_name: 'Locked' }] } }),
+      )
+      expectUnavailable(add.result, 'messaging')
+      expect(add.ms).toBeLessThan(FAULT_BOUND_MS)
       // WAL: readers are not blocked by the writer.
       expect((await kit.rest('GET', '/api/contact/groups', { key })).status).toBe(200)
     } finally {
       other.exec('ROLLBACK')
       other.close()
     }
+    expect(await kit.db.contact.count()).toBe(0)
     const after = await kit.rest('POST', '/api/contact/group/create', { key, body: { name: 'Locked' } })
     expect(after.status).toBe(200)
-    expect((await kit.rest('GET', '/api/contact/groups', { key })).body.data.map((g: { name: string }) => g.name)).toEqual(['Locked'])
+    expect((await kit.rest('GET', '/api/contact/groups', { key })).body.data.map((g: { name: string }) => g.name)).toContain('Locked')
+    expect(
+      (await kit.rest('POST', addContacts, { key, body: { contacts: [{ mobile: '+254700000004', first_name: 'After' }] } })).status,
+    ).toBe(200)
+    expect(await kit.db.contact.count()).toBe(1)
   })
 })
 

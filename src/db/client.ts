@@ -6,6 +6,7 @@ import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
 import { CachingPrismaBetterSQLite3, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
 import { tracingEnabled } from '../core/tracing.js'
+import { isDatabaseUnavailable } from '../core/database-faults.js'
 import { parseEnv, type Env } from '../core/env.js'
 
 /**
@@ -28,6 +29,8 @@ export interface Database {
   revocationProbe?: () => boolean
   /** Raw read-only statements without Prisma's runtime (`directReadOf`): SQLite on Prisma's connection, PostgreSQL on its pool. */
   directRead?: DirectRead
+  /** A transaction of raw statements without Prisma's runtime (`directTransactionOf`). */
+  directTransaction: DirectTransaction
 }
 
 /** Every wait on the database is bounded, so a stopped or frozen database answers 503, never hangs. */
@@ -90,10 +93,100 @@ function directReadOf(kind: DatabaseKind, run: DirectRead, options: Pick<OpenOpt
     const started = performance.now()
     const rows = await run(query)
     if (!rows) return undefined
-    const logged = kind === 'sqlite' ? query.sql : query.text
-    options.onQuery?.(logged)
-    options.onQueryEvent?.({ query: logged, duration: performance.now() - started })
+    reportQuery(kind, query, started, options)
     return rows
+  }
+}
+
+/** Runs one raw statement of a transaction and answers its rows (RETURNING rows for a write; SQLite integers as bigint). */
+export type DirectStatement = (query: DirectQuery) => Promise<Rows>
+/**
+ * Runs `body` in one transaction; it commits when `body` resolves and rolls back when it throws.
+ * `budget` is Prisma's interactive transaction bound (SQLite, and the Prisma fallback); on
+ * PostgreSQL's direct path each statement is bounded by `statement_timeout` instead.
+ */
+export type DirectTransaction = <T>(body: (run: DirectStatement) => Promise<T>, budget?: TransactionBudget) => Promise<T>
+/** How long a transaction may run, and wait for its turn (Prisma's `timeout` and `maxWait`). */
+export type TransactionBudget = { timeout: number; maxWait: number }
+
+/**
+ * A transaction of raw statements through Prisma (`$queryRawUnsafe` in `$transaction`): what
+ * `directTransactionOf` falls back to with traces on, so that Prisma's SQL spans show the statements.
+ */
+export function prismaTransaction(prisma: Db, kind: DatabaseKind): DirectTransaction {
+  return (body, budget) =>
+    prisma.$transaction((tx) => body((q) => tx.$queryRawUnsafe<Rows>(kind === 'sqlite' ? q.sql : q.text, ...q.values)), budget)
+}
+
+/** A raw statement's rows on the transaction's connection. */
+type RawRun = (query: DirectQuery) => Rows | Promise<Rows>
+/** How a target opens its transaction around `body` and hands it its connection's raw runner. */
+type OpenTransaction = <T>(body: (run: RawRun) => Promise<T>, budget?: TransactionBudget) => Promise<T>
+
+/**
+ * The direct transaction of both targets (used for the contact writes, src/messaging/upsert-contacts.ts,
+ * whose statements are already raw SQL). Through `$queryRaw` each statement's bound values went
+ * through Prisma's query compiler: a chunk of 1,000 contacts is one JSON text of about 400 kB,
+ * serialised into the compiler's request, copied into its Wasm memory and back, which cost more
+ * CPU than the database spent and kept tens of MiB after the request. With traces on it goes
+ * through Prisma (`prismaTransaction`), so that Prisma's SQL spans show the statements. Values
+ * must be strings, numbers or null (what both drivers bind alike); anything else is a bug.
+ */
+function directTransactionOf(
+  kind: DatabaseKind,
+  open: OpenTransaction,
+  fallback: DirectTransaction,
+  options: Pick<OpenOptions, 'onQuery' | 'onQueryEvent'>,
+): DirectTransaction {
+  return (body, budget) => {
+    if (tracingEnabled) return fallback(body, budget)
+    return open(
+      (raw) =>
+        body(async (query) => {
+          for (const value of query.values)
+            if (value !== null && typeof value !== 'string' && typeof value !== 'number')
+              throw new TypeError(`not a direct value: ${typeof value}`)
+          const started = performance.now()
+          const rows = await raw(query)
+          reportQuery(kind, query, started, options)
+          return rows
+        }),
+      budget,
+    )
+  }
+}
+
+/** A direct statement in the query log and the metrics, as Prisma reports its own. */
+function reportQuery(kind: DatabaseKind, query: DirectQuery, started: number, options: Pick<OpenOptions, 'onQuery' | 'onQueryEvent'>) {
+  const logged = kind === 'sqlite' ? query.sql : query.text
+  options.onQuery?.(logged)
+  options.onQueryEvent?.({ query: logged, duration: performance.now() - started })
+}
+
+/**
+ * PostgreSQL: our own BEGIN and COMMIT on a connection of the pool Prisma uses. After a fault
+ * (isDatabaseUnavailable) the connection's state is unknown, so it is dropped, which ends the
+ * transaction on the server; after any other error it is rolled back and goes back to the pool.
+ */
+function poolTransaction(pool: pg.Pool): OpenTransaction {
+  return async (body) => {
+    const client = await pool.connect()
+    let drop: Error | undefined
+    try {
+      await client.query('BEGIN')
+      const result = await body(async ({ text, values }) => (await client.query({ text, values, types: directTypes })).rows as Rows)
+      await client.query('COMMIT')
+      return result
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) drop = error as Error
+      else
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          drop = rollbackError
+        })
+      throw error
+    } finally {
+      client.release(drop)
+    }
   }
 }
 
@@ -116,6 +209,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   let prisma: Db
   let probe: (() => boolean) | undefined
   let directRead: DirectRead | undefined
+  let directTransaction: DirectTransaction
   // Prisma's $disconnect leaves a pg.Pool handed to its adapter open: its idle connections kept a
   // finished CLI command alive for DB_IDLE_TIMEOUT_MS (10 s). Closing ends the pool too.
   let endPool = async () => {}
@@ -125,6 +219,19 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     probe = revocationProbe(adapter)
     directRead = directReadOf('sqlite', ({ sql, values }) => sqliteRows(adapter, sql, values), options)
     prisma = new SqliteClient({ adapter, log, transactionOptions })
+    const db = prisma
+    // Inside Prisma's transaction: its BEGIN on this one connection, its lock against other transactions.
+    const open: OpenTransaction = (body, budget) =>
+      db.$transaction(
+        () =>
+          body(({ sql, values }) => {
+            const rows = sqliteRows(adapter, sql, values)
+            if (!rows) throw new Error('the SQLite connection is not open')
+            return rows
+          }),
+        budget,
+      )
+    directTransaction = directTransactionOf('sqlite', open, prismaTransaction(prisma, 'sqlite'), options)
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')
   } else {
@@ -154,6 +261,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     )
     const adapter = new PrismaPg(pool, { schema: target.schema })
     prisma = new PostgresClient({ adapter, log, transactionOptions }) as unknown as Db
+    directTransaction = directTransactionOf('postgresql', poolTransaction(pool), prismaTransaction(prisma, 'postgresql'), options)
   }
   if (options.onQuery) {
     const onQuery = options.onQuery
@@ -185,5 +293,6 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     },
     revocationProbe: probe,
     directRead,
+    directTransaction,
   }
 }

@@ -1,7 +1,7 @@
 // The contact write path: save, add-to-group and delist, in bulk SQL.
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import type { Tx } from '../db/client.js'
+import type { DirectStatement } from '../db/client.js'
 import { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
@@ -76,17 +76,29 @@ const adapterErrorKind = (error: unknown) =>
   (error as { meta?: { driverAdapterError?: { cause?: { kind?: string } } } } | null)?.meta?.driverAdapterError?.cause?.kind
 const errorCode = (error: unknown) => (typeof error === 'object' && error !== null ? (error as { code?: string }).code : undefined)
 
-/** A group referred to went away during the transaction (Prisma's P2003, or the raw statement's). */
+// The same violations as the drivers throw them (the direct transaction, Database.directTransaction),
+// as Prisma's adapters report them (the fallback with traces on), and as Prisma's own codes.
+const FOREIGN_KEY_CODES = new Set(['SQLITE_CONSTRAINT_FOREIGNKEY', '23503', 'P2003'])
+const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505', 'P2002'])
+
+/** A group referred to went away during the transaction. */
 const isForeignKeyViolation = (error: unknown) =>
-  errorCode(error) === 'P2003' || adapterErrorKind(error) === 'ForeignKeyConstraintViolation'
+  FOREIGN_KEY_CODES.has(errorCode(error)!) || adapterErrorKind(error) === 'ForeignKeyConstraintViolation'
 
 /** Another transaction inserted a mobile this one had just seen missing. */
 class ConcurrentInsert extends Error {}
 const isRetryable = (error: unknown) =>
   error instanceof ConcurrentInsert ||
-  errorCode(error) === 'P2002' ||
+  UNIQUE_CODES.has(errorCode(error)!) ||
   adapterErrorKind(error) === 'UniqueConstraintViolation' ||
   isForeignKeyViolation(error)
+
+/** One raw statement of the write's transaction, and its rows. */
+type Run = <Row>(statement: Prisma.Sql) => Promise<Row[]>
+const runOn =
+  (run: DirectStatement): Run =>
+  async <Row>(statement: Prisma.Sql) =>
+    (await run({ sql: statement.sql, text: statement.text, values: statement.values })) as Row[]
 
 /** The contacts that joined each group (memberships this write created), by group id. */
 export type Joined = Map<string, string[]>
@@ -98,7 +110,7 @@ export type Joined = Map<string, string[]>
  * (later fields win).
  */
 export async function upsertContacts(
-  { db, dbKind }: Pick<Deps, 'db' | 'dbKind'>,
+  { directTransaction, dbKind }: Pick<Deps, 'directTransaction' | 'dbKind'>,
   accountId: string,
   contacts: ParsedContact[],
   extraGroupId?: string,
@@ -112,10 +124,12 @@ export async function upsertContacts(
   // contacts take their locks in the same order and wait for each other rather than deadlock.
   const unique = [...byMobile.values()].sort((a, b) => (a.mobile < b.mobile ? -1 : a.mobile > b.mobile ? 1 : 0))
 
+  // Raw statements without Prisma's runtime (Database.directTransaction); 10,000 contacts take seconds.
   const run = () =>
-    db.$transaction(
-      async (tx) => {
-        await assertGroupsExist(tx, accountId, contacts, extraGroupId)
+    directTransaction(
+      async (direct) => {
+        const tx = runOn(direct)
+        await assertGroupsExist(tx, dbKind, accountId, contacts, extraGroupId)
         const result = await writeContacts(tx, dbKind, accountId, unique)
         const memberships: { groupId: string; contactId: string }[] = []
         for (const c of unique) {
@@ -141,11 +155,14 @@ export async function upsertContacts(
 }
 
 /** The request's groups, checked once, inside the transaction that enlists on them. */
-async function assertGroupsExist(tx: Tx, accountId: string, contacts: ParsedContact[], extraGroupId?: string) {
+async function assertGroupsExist(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[], extraGroupId?: string) {
   const wanted = new Set(contacts.flatMap((c) => c.groups))
   if (extraGroupId) wanted.add(extraGroupId)
   if (wanted.size === 0) return
-  const found = new Set((await tx.group.findMany({ where: { accountId, id: { in: [...wanted] } }, select: { id: true } })).map((g) => g.id))
+  const rows = await tx<{ id: string }>(
+    Prisma.sql`SELECT "id" FROM "Group" WHERE "accountId" = ${accountId} AND "id" IN (${jsonTexts(dbKind, [...wanted])})`,
+  )
+  const found = new Set(rows.map((g) => g.id))
   if (extraGroupId && !found.has(extraGroupId)) throw notFound('Group')
   const details: ErrorDetail[] = []
   contacts.forEach((c, i) =>
@@ -168,7 +185,7 @@ async function assertGroupsExist(tx: Tx, accountId: string, contacts: ParsedCont
  * those of every other write and from the search terms. The read also tells created from updated
  * on both databases (PostgreSQL's `xmax = 0` has no SQLite equivalent).
  */
-async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[]) {
+async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[]) {
   const result = new Map<string, { id: string; created: boolean }>()
   const now = timestamp(dbKind, new Date())
   // PostgreSQL: lock the rows read, so no other writer changes a field between this read and the
@@ -176,13 +193,13 @@ async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, 
   const lock = dbKind === 'postgresql' ? Prisma.sql`FOR UPDATE` : Prisma.empty
   for (let i = 0; i < contacts.length; i += CONTACT_CHUNK) {
     const chunk = contacts.slice(i, i + CONTACT_CHUNK)
-    const existing = await tx.$queryRaw<Record<(typeof STORED)[number], string | null>[]>`
+    const existing = await tx<Record<(typeof STORED)[number], string | null>>(Prisma.sql`
       SELECT ${STORED_COLUMNS} FROM "Contact"
       WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(
         dbKind,
         chunk.map((c) => c.mobile),
       )})
-      ORDER BY "mobile" ${lock}`
+      ORDER BY "mobile" ${lock}`)
     const stored = new Map(existing.map((row) => [row.mobile!, row]))
     const rows = chunk.map((c): ContactRow => {
       const row = stored.get(c.mobile)
@@ -196,11 +213,11 @@ async function writeContacts(tx: Tx, dbKind: Deps['dbKind'], accountId: string, 
         updatedAt: now,
       } as ContactRow
     })
-    const written = await tx.$queryRaw<{ id: string; mobile: string }[]>`
+    const written = await tx<{ id: string; mobile: string }>(Prisma.sql`
       INSERT INTO "Contact" (${Prisma.join(COLUMNS.map(ident))})
       ${jsonRows(dbKind, rows)}
       ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${Prisma.join(UPDATED.map((c) => Prisma.sql`${ident(c)} = excluded.${ident(c)}`))}
-      RETURNING "id", "mobile"`
+      RETURNING "id", "mobile"`)
     // A row read as missing but written over an existing id was inserted by another transaction in
     // between: its fields were overwritten with defaults here, so this attempt must not commit.
     for (const { id, mobile } of written) if (result.get(mobile)!.id !== id) throw new ConcurrentInsert(mobile)
@@ -221,7 +238,12 @@ const EMPTY_FIELDS = {
  * stays once (and keeps how it joined). The chunk's contact ids are one bound JSON array (jsonTexts).
  * RETURNING names the rows inserted, which are exactly the contacts that joined.
  */
-async function enlist(tx: Tx, dbKind: Deps['dbKind'], now: string, memberships: { groupId: string; contactId: string }[]): Promise<Joined> {
+async function enlist(
+  tx: Run,
+  dbKind: Deps['dbKind'],
+  now: string,
+  memberships: { groupId: string; contactId: string }[],
+): Promise<Joined> {
   const joined: Joined = new Map()
   const byGroup = new Map<string, string[]>()
   for (const { groupId, contactId } of memberships) {
@@ -231,25 +253,25 @@ async function enlist(tx: Tx, dbKind: Deps['dbKind'], now: string, memberships: 
   }
   for (const [groupId, ids] of byGroup) {
     for (let i = 0; i < ids.length; i += MEMBERSHIP_CHUNK) {
-      const inserted = await tx.$queryRaw<{ contactId: string }[]>`
+      const inserted = await tx<{ contactId: string }>(Prisma.sql`
         INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
         SELECT ${groupId}, "id", ${now} FROM "Contact" WHERE "id" IN (${jsonTexts(dbKind, ids.slice(i, i + MEMBERSHIP_CHUNK))})
         ON CONFLICT ("groupId", "contactId") DO NOTHING
-        RETURNING "contactId"`
+        RETURNING "contactId"`)
       if (inserted.length) joined.set(groupId, [...(joined.get(groupId) ?? []), ...inserted.map((row) => row.contactId)])
     }
   }
   return joined
 }
 
-export async function saveContact(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, accountId: string, input: ContactInput) {
+export async function saveContact(deps: Pick<Deps, 'directTransaction' | 'dbKind' | 'env'>, accountId: string, input: ContactInput) {
   const contact = parseContact(input, deps.env.DEFAULT_COUNTRY)
   const { saved, joined } = await upsertContacts(deps, accountId, [contact])
   return { ...saved[0]!, joined }
 }
 
 export async function addContactsToGroup(
-  deps: Pick<Deps, 'db' | 'dbKind' | 'env'>,
+  deps: Pick<Deps, 'db' | 'directTransaction' | 'dbKind' | 'env'>,
   accountId: string,
   groupId: string,
   inputs: ContactInput[],
