@@ -49,12 +49,12 @@ function jsonRows(dbKind: Deps['dbKind'], rows: ContactRow[]): Prisma.Sql {
   return Prisma.sql`SELECT ${Prisma.join(values)} FROM jsonb_array_elements(${json}::jsonb) r`
 }
 
-/** A set of texts bound as one JSON array, for `IN (...)`; see jsonRows. */
+/** A set of texts bound as one JSON array, as rows of one column "value", for `IN (...)` or `FROM (...)`; see jsonRows. */
 function jsonTexts(dbKind: Deps['dbKind'], texts: string[]): Prisma.Sql {
   const json = JSON.stringify(texts)
   return dbKind === 'sqlite'
     ? Prisma.sql`SELECT value FROM json_each(${json})`
-    : Prisma.sql`SELECT jsonb_array_elements_text(${json}::jsonb)`
+    : Prisma.sql`SELECT jsonb_array_elements_text(${json}::jsonb) AS value`
 }
 
 /** Rows a statement; a chunk's look-up, merge and write hold only its own rows in memory. */
@@ -235,7 +235,9 @@ const EMPTY_FIELDS = {
 
 /**
  * One `INSERT ... SELECT ... ON CONFLICT DO NOTHING` a group and chunk: a contact already on a group
- * stays once (and keeps how it joined). The chunk's contact ids are one bound JSON array (jsonTexts).
+ * stays once (and keeps how it joined). The chunk's contact ids are one bound JSON array (jsonTexts),
+ * inserted as they are: this transaction has just written those contacts, and the foreign key
+ * checks each (a join with "Contact" cost a fifth of the statement on PostgreSQL).
  * RETURNING names the rows inserted, which are exactly the contacts that joined.
  */
 async function enlist(
@@ -255,7 +257,7 @@ async function enlist(
     for (let i = 0; i < ids.length; i += MEMBERSHIP_CHUNK) {
       const inserted = await tx<{ contactId: string }>(Prisma.sql`
         INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
-        SELECT ${groupId}, "id", ${now} FROM "Contact" WHERE "id" IN (${jsonTexts(dbKind, ids.slice(i, i + MEMBERSHIP_CHUNK))})
+        SELECT ${groupId}, ids.value, ${now} FROM (${jsonTexts(dbKind, ids.slice(i, i + MEMBERSHIP_CHUNK))}) AS ids WHERE true
         ON CONFLICT ("groupId", "contactId") DO NOTHING
         RETURNING "contactId"`)
       if (inserted.length) joined.set(groupId, [...(joined.get(groupId) ?? []), ...inserted.map((row) => row.contactId)])
