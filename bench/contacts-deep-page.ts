@@ -1,8 +1,11 @@
 // npm run bench -- contacts-deep-page
-// Deep pages of one account's 100,000 contacts through the real server (src/process/server.ts in a child
+// Deep pages of one account's 100,000 contacts (DEEP_PAGE_CONTACTS: 1000000 for the million of issue
+// 19, on demand: seeding takes minutes) through the real server (src/process/server.ts in a child
 // process, as the peers benchmark runs it), one client, sequential requests: median and p90 of
-// DEEP_PAGE_SAMPLES (21) after 3 warm-ups, for page 1, the middle page (2,000), the last page
-// (4,000), a search, and the first, middle and last page of a group of 10,000. The rows are the
+// DEEP_PAGE_SAMPLES (21) after 3 warm-ups, for page 1, the middle page, the last page, a rare and
+// a common search, and the first, middle and last page of a group of a tenth of the contacts; then
+// add-contacts of 10,000 new contacts into this account and into one of 10,000, alternated
+// (DEEP_PAGE_WRITES pairs, default 2), and their ratio (issue 19: at most 1.5x). The rows are the
 // peers benchmark's (bench/peers/seed.ts, plain INSERTs and ANALYZE). PostgreSQL is measured twice:
 // as seeded (no VACUUM yet, so index-only scans still check every row's visibility in the table)
 // and after VACUUM, the state autovacuum brings a table to after a bulk load (it runs once 20% of a
@@ -23,7 +26,12 @@ import { createGroup } from '../src/messaging/groups.js'
 import { startChild } from './peers/processes.js'
 import { RARE, seedContacts } from './peers/seed.js'
 
-const COUNT = 100_000
+const COUNT = Number(process.env.DEEP_PAGE_CONTACTS ?? 100_000)
+if (!Number.isInteger(COUNT) || COUNT < 10_000 || COUNT % 250 !== 0)
+  throw new Error('DEEP_PAGE_CONTACTS: a multiple of 250, at least 10,000')
+const WRITES = Number(process.env.DEEP_PAGE_WRITES ?? 2)
+/** A first name of 1 contact in 20 (Wanjiru): the shared harness's search term. */
+const COMMON = 'wanj'
 const SAMPLES = Number(process.env.DEEP_PAGE_SAMPLES ?? 21)
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test'
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -45,16 +53,26 @@ async function seed(url: string) {
   const deps = createDeps(database, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
   const { account, apiKey } = await createAccount(deps, { name: 'Deep pages' })
   const { group } = await createGroup(deps, account.id, { name: 'Every tenth' })
+  const small = await createAccount(deps, { name: 'Ten thousand' })
+  const smallGroup = await createGroup(deps, small.account.id, { name: 'Adds' })
+  const bigGroup = await createGroup(deps, account.id, { name: 'Adds' })
   await seedContacts(url, account.id, 20_000_000, COUNT)
+  await seedContacts(url, small.account.id, 10_000_000, 10_000)
   // Every tenth contact (by mobile) in the group: 10,000 members spread over the whole order.
   await database.prisma
     .$executeRaw`INSERT INTO "Membership" ("groupId", "contactId") SELECT ${group.id}, "id" FROM "Contact" WHERE "accountId" = ${account.id} AND "mobile" LIKE '%0'`
   if (database.kind === 'postgresql') await database.prisma.$executeRawUnsafe('ANALYZE "Membership"')
   await database.close()
-  return { apiKey, groupId: group.id }
+  return {
+    apiKey,
+    groupId: group.id,
+    adds: { big: { apiKey, groupId: bigGroup.group.id }, small: { apiKey: small.apiKey, groupId: smallGroup.group.id } },
+  }
 }
 
-async function measure(db: string, url: string, apiKey: string, groupId: string) {
+type Seeded = Awaited<ReturnType<typeof seed>>
+
+async function measure(db: string, url: string, { apiKey, groupId, adds }: Seeded, writes = 0) {
   const service = await startChild(
     `service (${db})`,
     (port) => ({
@@ -71,14 +89,26 @@ async function measure(db: string, url: string, apiKey: string, groupId: string)
     root,
   )
   try {
+    const n = (x: number) => x.toLocaleString('en')
+    const pages = COUNT / 25
+    const groupPages = COUNT / 250
     const cases = [
       { request: 'page 1', path: '/api/contacts?page=1', total: COUNT },
-      { request: 'page 2,000 (the middle)', path: '/api/contacts?page=2000', total: COUNT },
-      { request: 'page 4,000 (the last)', path: '/api/contacts?page=4000', total: COUNT },
+      { request: `page ${n(pages / 2)} (the middle)`, path: `/api/contacts?page=${pages / 2}`, total: COUNT },
+      { request: `page ${n(pages)} (the last)`, path: `/api/contacts?page=${pages}`, total: COUNT },
       { request: `search "${RARE}" (1%), page 1`, path: `/api/contacts?search=${RARE}`, total: COUNT / 100 },
-      { request: 'group of 10,000, page 1', path: `/api/contact/group/${groupId}/contacts?page=1`, total: COUNT / 10 },
-      { request: 'group of 10,000, page 200 (the middle)', path: `/api/contact/group/${groupId}/contacts?page=200`, total: COUNT / 10 },
-      { request: 'group of 10,000, page 400 (the last)', path: `/api/contact/group/${groupId}/contacts?page=400`, total: COUNT / 10 },
+      { request: `search "${COMMON}" (5%), page 1`, path: `/api/contacts?search=${COMMON}`, total: COUNT / 20 },
+      { request: `group of ${n(COUNT / 10)}, page 1`, path: `/api/contact/group/${groupId}/contacts?page=1`, total: COUNT / 10 },
+      {
+        request: `group of ${n(COUNT / 10)}, page ${n(groupPages / 2)} (the middle)`,
+        path: `/api/contact/group/${groupId}/contacts?page=${groupPages / 2}`,
+        total: COUNT / 10,
+      },
+      {
+        request: `group of ${n(COUNT / 10)}, page ${n(groupPages)} (the last)`,
+        path: `/api/contact/group/${groupId}/contacts?page=${groupPages}`,
+        total: COUNT / 10,
+      },
     ]
     for (const c of cases) {
       const times: number[] = []
@@ -101,10 +131,36 @@ async function measure(db: string, url: string, apiKey: string, groupId: string)
         load: os.loadavg()[0]!.toFixed(2),
       })
     }
+    // add-contacts of 10,000 new contacts: into this account, and into one of 10,000, alternated.
+    const times = { big: [] as number[], small: [] as number[] }
+    for (let i = 0; i < writes; i++) {
+      for (const which of i % 2 ? (['small', 'big'] as const) : (['big', 'small'] as const)) {
+        const { apiKey: key, groupId: group } = adds[which]
+        const contacts = Array.from({ length: 10_000 }, (_, k) => ({
+          mobile: `+2547${60_000_000 + i * 10_000 + k}`,
+          first_name: `Added ${k}`,
+        }))
+        const started = performance.now()
+        const res = await fetch(`${service.baseUrl}/api/contact/group/${group}/add-contacts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ contacts }),
+        })
+        await res.text()
+        if (res.status !== 200) throw new Error(`add-contacts (${which}): ${res.status}`)
+        times[which].push(performance.now() - started)
+      }
+    }
+    if (writes) {
+      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+      const [big, small] = [median(times.big), median(times.small)]
+      addRows.push({ db, big, small, load: os.loadavg()[0]!.toFixed(2) })
+    }
   } finally {
     await service.stop()
   }
 }
+const addRows: { db: string; big: number; small: number; load: string }[] = []
 
 console.log(`contacts-deep-page: ${COUNT.toLocaleString('en')} contacts, median of ${SAMPLES}, ${os.cpus().length} CPUs; ${uptime()}`)
 const dir = mkdtempSync(join(os.tmpdir(), 'gateway-deep-page-'))
@@ -116,7 +172,7 @@ try {
   const sqliteUrl = `file:${join(dir, 'deep.db')}`
   const lite = await seed(sqliteUrl)
   console.log(`SQLite seeded; ${uptime()}`)
-  await measure('SQLite', sqliteUrl, lite.apiKey, lite.groupId)
+  await measure('SQLite', sqliteUrl, lite, WRITES)
   try {
     const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 })
     await probe.connect()
@@ -128,12 +184,12 @@ try {
   if (pgUsed) {
     const pgSeed = await seed(pgUrl.toString())
     console.log(`PostgreSQL seeded; ${uptime()}`)
-    await measure('PostgreSQL, no VACUUM yet', pgUrl.toString(), pgSeed.apiKey, pgSeed.groupId)
+    await measure('PostgreSQL, no VACUUM yet', pgUrl.toString(), pgSeed)
     const client = new pg.Client({ connectionString: PG_URL })
     await client.connect()
     await client.query(`VACUUM ANALYZE "${schema}"."Contact", "${schema}"."Membership"`)
     await client.end()
-    await measure('PostgreSQL, after VACUUM', pgUrl.toString(), pgSeed.apiKey, pgSeed.groupId)
+    await measure('PostgreSQL, after VACUUM', pgUrl.toString(), pgSeed, WRITES)
   }
 } finally {
   if (pgUsed) {
@@ -150,3 +206,10 @@ console.log('|---|---|---:|---:|---:|---:|')
 for (const r of rows) console.log(`| ${r.db} | ${r.request} | ${r.median.toFixed(1)} | ${r.p90.toFixed(1)} | ${r.total} | ${r.load} |`)
 console.log(`\n${uptime()}`)
 console.log('targets (issue 8): page 1 <= 8 ms, search <= 25 ms, the last page on PostgreSQL <= 30 ms')
+if (addRows.length) {
+  console.log(`\nadd-contacts of 10,000 new contacts, median of ${WRITES} (issue 19: the big account at most 1.5x the small)`)
+  console.log(`| database | into ${COUNT.toLocaleString('en')} ms | into 10,000 ms | ratio | load (1 min) |`)
+  console.log('|---|---:|---:|---:|---:|')
+  for (const a of addRows)
+    console.log(`| ${a.db} | ${a.big.toFixed(0)} | ${a.small.toFixed(0)} | ${(a.big / a.small).toFixed(2)}x | ${a.load} |`)
+}

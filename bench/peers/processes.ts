@@ -27,17 +27,17 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Starts `node <args>` and waits until GET /healthz answers. Its stdout (the service's request log at
+ * Starts `node <args>` (this process's node unless the command names another) and waits until GET /healthz answers. Its stdout (the service's request log at
  * LOG_LEVEL=info) goes to /dev/null, as the now-playing benchmark does; stderr is kept for errors.
  */
 export async function startChild(
   name: string,
-  command: (port: number) => { args: string[]; env?: Record<string, string> },
+  command: (port: number) => { args: string[]; env?: Record<string, string>; node?: string },
   cwd: string,
 ): Promise<Child> {
   const port = await freePort()
-  const { args, env } = command(port)
-  const child: ChildProcess = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  const { args, env, node = process.execPath } = command(port)
+  const child: ChildProcess = spawn(node, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)))
   let exited: number | null = null
