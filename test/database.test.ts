@@ -32,6 +32,14 @@ describe.each(targets)('database on $name', (target) => {
     }
   })
 
+  it.runIf(target.name === 'postgresql')('runs its sessions with JIT off and the configured statement timeout', async () => {
+    // Deep pages plan a never-run branch with a high cost; JIT compiled it on every request (src/db/client.ts).
+    const settings = await kit.db.$queryRawUnsafe<{ jit: string; timeout: string }[]>(
+      `SELECT current_setting('jit') AS "jit", current_setting('statement_timeout') AS "timeout"`,
+    )
+    expect(settings).toEqual([{ jit: 'off', timeout: '10s' }])
+  })
+
   it('serves /healthz and /readyz', async () => {
     expect(await kit.rest('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } })
     expect(await kit.rest('GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } })
