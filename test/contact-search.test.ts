@@ -101,9 +101,10 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     return { rows, total }
   }
 
-  async function indexed(search: string, page: number, perPage: number, group?: string) {
+  /** candidatesFirst: SQLite's plan driven by the search index's candidates (set by listContacts for big accounts). */
+  async function indexed(search: string, page: number, perPage: number, group?: string, candidatesFirst?: boolean) {
     const request = pageRequest({ search, page, perPage })
-    return listContacts(kit.deps, { accountId, groupId: group, request }, ['id', 'firstName'])
+    return listContacts(kit.deps, { accountId, groupId: group, request, candidatesFirst }, ['id', 'firstName'])
   }
 
   it('answers every term like the plain LIKE (all contacts and the group, pages and totals)', async () => {
@@ -126,10 +127,14 @@ describe.each(targets)('contact search on $name is exactly the substring match',
         fc.integer({ min: 1, max: 3 }),
         fc.constantFrom(1, 7, 100),
         fc.boolean(),
-        async (search, page, perPage, inGroup) => {
+        fc.boolean(),
+        async (search, page, perPage, inGroup, candidatesFirst) => {
           if (!search.trim()) return
           const group = inGroup ? groupId : undefined
-          const [want, got] = await Promise.all([reference(search, page, perPage, group), indexed(search, page, perPage, group)])
+          const [want, got] = await Promise.all([
+            reference(search, page, perPage, group),
+            indexed(search, page, perPage, group, candidatesFirst),
+          ])
           expect(got.total, `search ${JSON.stringify(search)}`).toBe(want.total)
           expect(got.rows, `search ${JSON.stringify(search)}`).toEqual(want.rows)
           if (want.total > 0) withHits++
@@ -196,6 +201,32 @@ describe.each(targets)('contact search on $name is exactly the substring match',
       /not a contact list column/,
     )
   })
+
+  it.runIf(target.name === 'sqlite')(
+    "reads a big account's search from the index's candidates when the term is rare, from the account otherwise",
+    async () => {
+      const { account } = await createAccount(kit.deps, { name: 'Big' })
+      // 21,000 contacts (above SEARCH_ACCOUNT_SCAN_MAX), 21 of them "Zqrare"; the triggers fill the search index.
+      await kit.db.$executeRawUnsafe(
+        `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20999)
+         INSERT INTO "Contact" ("id", "accountId", "mobile", "firstName", "firstNameKey", "familyNameKey", "searchText", "updatedAt")
+         SELECT 'big-' || i, ?, '+2547' || (30000000 + i), n.name, lower(n.name), '', lower(n.name) || char(10) || '+2547' || (30000000 + i), '2026-01-01'
+         FROM (SELECT i, CASE WHEN i % 1000 = 7 THEN 'Zqrare' ELSE 'Common' END AS name FROM n) n`,
+        account.id,
+      )
+      const search = async (term: string) => {
+        kit.statements.length = 0
+        const page = await listContacts(kit.deps, { accountId: account.id, request: pageRequest({ search: term, page: 1, perPage: 25 }) }, [
+          'id',
+        ])
+        const drivenByCandidates = kit.statements.some((q) => q.includes('+c."accountId"'))
+        return { total: page.total, first: page.rows[0]?.id, drivenByCandidates }
+      }
+      expect(await search('zqra')).toEqual({ total: 21, first: 'big-10007', drivenByCandidates: true })
+      expect(await search('comm')).toEqual({ total: 20_979, first: 'big-0', drivenByCandidates: false })
+    },
+    30_000,
+  )
 
   it.runIf(target.name === 'sqlite')('keeps the FTS5 index equal to the contacts (integrity-check against the content table)', async () => {
     await kit.db.contact.deleteMany({ where: { accountId: otherAccountId, firstName: { startsWith: 'a' } } })

@@ -16,7 +16,9 @@
 // - With a search the matching ids are collected once (MATERIALIZED) and both counted and paged.
 //   The match is always the same `searchText LIKE '%term%'` as before; at 3 characters or more an
 //   index narrows the candidates first: FTS5 trigram on SQLite (rechecked by the LIKE, so exact),
-//   pg_trgm GIN on PostgreSQL (the planner uses it for the LIKE itself).
+//   pg_trgm GIN on PostgreSQL (the planner uses it for the LIKE itself). SQLite's planner reads the
+//   account's contacts and checks each against the candidates; for a big account and a rare term
+//   the candidates drive the read instead (searchIndexFirst).
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
@@ -37,6 +39,12 @@ export interface ContactList {
   /** Only the group's members; the caller has checked the group is the account's. */
   groupId?: string
   request: Pick<PageRequest, 'searchKey' | 'skip' | 'perPage'>
+  /**
+   * SQLite, a search of 3 characters or more: the search index's candidates drive the read, looked
+   * up by rowid, instead of the account's contacts, each checked against them. listContacts sets it
+   * when the account is big and the term rare (searchIndexFirst); the rows are the same either way.
+   */
+  candidatesFirst?: boolean
 }
 
 export interface ContactListPage {
@@ -59,18 +67,24 @@ export async function listContacts(
   list: ContactList,
   columns: readonly ContactListColumn[],
 ): Promise<ContactListPage> {
+  const read = async (statement: Prisma.Sql) => {
+    let rows: Record<string, unknown>[] | undefined
+    if (directRead) {
+      try {
+        rows = await directRead(statement)
+      } catch {
+        rows = undefined
+      }
+    }
+    return rows ?? (await db.$queryRaw<Record<string, unknown>[]>(statement))
+  }
+  if (kind === 'sqlite' && list.request.searchKey && isTrigramTerm(list.request.searchKey) && list.candidatesFirst === undefined) {
+    list = { ...list, candidatesFirst: await searchIndexFirst(read, list.accountId, list.request.searchKey) }
+  }
   const statement = contactListStatement(kind, list, columns)
   // Read directly (no Prisma runtime: Database.directRead); where it declines or fails, through
   // Prisma, whose errors the service classifies (a busy or broken database answers 503).
-  let result: Record<string, unknown>[] | undefined
-  if (directRead) {
-    try {
-      result = await directRead(statement)
-    } catch {
-      result = undefined
-    }
-  }
-  result ??= await db.$queryRaw<Record<string, unknown>[]>(statement)
+  const result = await read(statement)
   const total = Number(result[0]?.total ?? 0)
   const rows: Record<string, unknown>[] = []
   for (const raw of result) {
@@ -81,6 +95,38 @@ export async function listContacts(
   }
   return { rows, total }
 }
+
+/**
+ * Below this many contacts, SQLite reads the account's contacts for a search and checks each against
+ * the search index's candidates (a Bloom filter and a lookup: about 0.17 µs a contact, 3 ms here).
+ */
+const SEARCH_ACCOUNT_SCAN_MAX = 20_000
+/**
+ * A candidate found in the search index, looked up by rowid and rechecked costs about as much as
+ * this many contacts scanned (measured at a million: 4 µs a candidate, 0.17 µs a contact).
+ */
+const CANDIDATE_COST = 16
+
+/**
+ * SQLite's planner always reads a search from the account's index, whatever the search index
+ * holds: at a million contacts that is a million checks for 10,000 matches (167 ms). For a big
+ * account it counts the term's candidates in the search index, up to a sixteenth of the account,
+ * and lets them drive the read when they are fewer (44 ms for those 10,000, the count included).
+ * A term common across the database (candidates of other accounts too) keeps the account's index.
+ */
+async function searchIndexFirst(read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>, accountId: string, searchKey: string) {
+  const [size] = await read(Prisma.sql`SELECT COALESCE((SELECT "total" FROM "ListTotal" WHERE "listId" = ${accountId}), 0) AS "total"`)
+  const contacts = Number(size?.total ?? 0)
+  if (contacts <= SEARCH_ACCOUNT_SCAN_MAX) return false
+  const cap = Math.ceil(contacts / CANDIDATE_COST)
+  const [found] = await read(
+    Prisma.sql`SELECT COUNT(*) AS "n" FROM (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${ftsPhrase(searchKey)} LIMIT ${cap})`,
+  )
+  return Number(found?.n ?? cap) < cap
+}
+
+/** An FTS5 phrase is a substring for the trigram tokenizer; "" is a literal quote inside it. */
+const ftsPhrase = (searchKey: string) => `"${searchKey.replaceAll('"', '""')}"`
 
 /** The one statement of a page: its rows (the columns and the sort keys) in order, each with the list's total; one row of total alone when the page is empty. */
 export function contactListStatement(kind: DatabaseKind, list: ContactList, columns: readonly ContactListColumn[]): Prisma.Sql {
@@ -106,15 +152,16 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
   } else {
     const candidates =
       kind === 'sqlite' && isTrigramTerm(request.searchKey)
-        ? // An FTS5 phrase is a substring for the trigram tokenizer; "" is a literal quote inside it.
-          Prisma.sql`AND c.rowid IN (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${`"${request.searchKey.replaceAll('"', '""')}"`})`
+        ? Prisma.sql`AND c.rowid IN (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${ftsPhrase(request.searchKey)})`
         : Prisma.empty
+    // Unary + keeps SQLite from the account's index, so the candidates' rowids drive the read.
+    const account = kind === 'sqlite' && list.candidatesFirst ? Prisma.raw('+c."accountId"') : Prisma.raw('c."accountId"')
     const member = groupId
       ? Prisma.sql`AND EXISTS (SELECT 1 FROM "Membership" m WHERE m."groupId" = ${groupId} AND m."contactId" = c."id")`
       : Prisma.empty
     // searchKey holds no LIKE wildcard (search-text.ts swaps them), so this is a plain substring match.
     const matching = Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Contact" c
-        WHERE c."accountId" = ${accountId} AND c."searchText" LIKE ${`%${request.searchKey}%`} ${candidates} ${member}`
+        WHERE ${account} = ${accountId} AND c."searchText" LIKE ${`%${request.searchKey}%`} ${candidates} ${member}`
     sql = isTrigramTerm(request.searchKey)
       ? // The index yields the candidates once; they are counted and paged from the same set.
         Prisma.sql`WITH matched AS MATERIALIZED (${matching})
