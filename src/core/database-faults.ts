@@ -16,9 +16,6 @@ const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionCl
 // Class 08 (connection exception) is matched by prefix.
 const UNAVAILABLE_SQLSTATES = new Set(['57014', '57P01', '57P02', '57P03', '55P03', '53300'])
 
-// Socket errors node-postgres passes on as they are, where no adapter wraps them (Database.directTransaction).
-const UNAVAILABLE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'])
-
 // node-postgres and pg-pool throw plain Errors without a code for their own timeouts and lost
 // connections, and the pg adapter passes them through untouched, so these fixed messages are the
 // only thing to match: pool checkout timeout (connectionTimeoutMillis), connect timeout, client
@@ -63,9 +60,17 @@ function isUnavailable(error: ErrorLike): boolean {
   // better-sqlite3 errors the adapter does not map (extended busy/locked codes such as SQLITE_BUSY_SNAPSHOT),
   // and the drivers' own errors where no adapter is between (Database.directTransaction).
   if (code && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code)) return true
-  if (code && (UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code) || UNAVAILABLE_NETWORK_CODES.has(code))) return true
+  if (code && (UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true
+  if (error instanceof DatabaseConnectionError) return true
   return code === undefined && error instanceof Error && UNAVAILABLE_PG_MESSAGES.has(error.message)
 }
+
+/**
+ * A socket error on a connection to the database where no adapter wraps it (Database.directTransaction
+ * on PostgreSQL). Its own class: the same codes (ECONNRESET, EPIPE) on a client's socket are the
+ * client's doing, never a database fault.
+ */
+export class DatabaseConnectionError extends Error {}
 
 /** A database fault the client may retry (SERVICE_UNAVAILABLE, 503 with Retry-After), as opposed to a bug or a broken rule. */
 export function isDatabaseUnavailable(error: unknown): boolean {

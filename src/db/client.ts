@@ -6,7 +6,7 @@ import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
 import { CachingPrismaBetterSQLite3, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
 import { tracingEnabled } from '../core/tracing.js'
-import { isDatabaseUnavailable } from '../core/database-faults.js'
+import { DatabaseConnectionError, isDatabaseUnavailable } from '../core/database-faults.js'
 import { parseEnv, type Env } from '../core/env.js'
 
 /**
@@ -170,7 +170,9 @@ function reportQuery(kind: DatabaseKind, query: DirectQuery, started: number, op
  */
 function poolTransaction(pool: pg.Pool): OpenTransaction {
   return async (body) => {
-    const client = await pool.connect()
+    const client = await pool.connect().catch((error: unknown) => {
+      throw asConnectionError(error)
+    })
     let drop: Error | undefined
     try {
       await client.query('BEGIN')
@@ -178,16 +180,26 @@ function poolTransaction(pool: pg.Pool): OpenTransaction {
       await client.query('COMMIT')
       return result
     } catch (error) {
-      if (isDatabaseUnavailable(error)) drop = error as Error
+      const fault = asConnectionError(error)
+      if (isDatabaseUnavailable(fault)) drop = fault as Error
       else
         await client.query('ROLLBACK').catch((rollbackError: Error) => {
           drop = rollbackError
         })
-      throw error
+      throw fault
     } finally {
       client.release(drop)
     }
   }
+}
+
+/** Socket errors node-postgres passes on as they are (the adapter would wrap them for Prisma). */
+const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE'])
+function asConnectionError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && SOCKET_ERRORS.has(code)
+    ? new DatabaseConnectionError(`database connection: ${code}`, { cause: error })
+    : error
 }
 
 export interface OpenOptions {
