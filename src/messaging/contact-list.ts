@@ -86,6 +86,12 @@ export async function listContacts(
   // Prisma, whose errors the service classifies (a busy or broken database answers 503).
   const result = await read(statement)
   const total = Number(result[0]?.total ?? 0)
+  // The account's size, for the next search's plan (searchIndexFirst): the all-contacts list's
+  // total, or the column a SQLite search statement carries for it.
+  if (kind === 'sqlite') {
+    const size = list.request.searchKey ? result[0]?.accountTotal : list.groupId ? undefined : total
+    if (size !== undefined && size !== null) rememberAccountSize(list.accountId, Number(size))
+  }
   const rows: Record<string, unknown>[] = []
   for (const raw of result) {
     if (raw.id === null || raw.id === undefined) continue // the LEFT JOIN's row when the page is empty
@@ -110,19 +116,31 @@ const CANDIDATE_COST = 16
 /**
  * SQLite's planner always reads a search from the account's index, whatever the search index
  * holds: at a million contacts that is a million checks for 10,000 matches (167 ms). For a big
- * account it counts the term's candidates in the search index, up to a sixteenth of the account,
+ * account (its size as last seen, accountSizes) it counts the term's candidates in the search index, up to a sixteenth of the account,
  * and lets them drive the read when they are fewer (44 ms for those 10,000, the count included).
  * A term common across the database (candidates of other accounts too) keeps the account's index.
  */
 async function searchIndexFirst(read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>, accountId: string, searchKey: string) {
-  const [size] = await read(Prisma.sql`SELECT COALESCE((SELECT "total" FROM "ListTotal" WHERE "listId" = ${accountId}), 0) AS "total"`)
-  const contacts = Number(size?.total ?? 0)
+  const contacts = accountSizes.get(accountId) ?? 0
   if (contacts <= SEARCH_ACCOUNT_SCAN_MAX) return false
   const cap = Math.ceil(contacts / CANDIDATE_COST)
   const [found] = await read(
     Prisma.sql`SELECT COUNT(*) AS "n" FROM (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${ftsPhrase(searchKey)} LIMIT ${cap})`,
   )
   return Number(found?.n ?? cap) < cap
+}
+
+/**
+ * The last size seen of each account's list, per process (at most 10,000 accounts, the oldest
+ * forgotten first). Only a hint for SQLite's search plan: a size unknown or out of date costs one
+ * slow search (the account's index), never a wrong answer, and asking for it would be a statement
+ * on every search.
+ */
+const accountSizes = new Map<string, number>()
+function rememberAccountSize(accountId: string, size: number) {
+  accountSizes.delete(accountId)
+  if (accountSizes.size >= 10_000) accountSizes.delete(accountSizes.keys().next().value!)
+  accountSizes.set(accountId, size)
 }
 
 /** An FTS5 phrase is a substring for the trigram tokenizer; "" is a literal quote inside it. */
@@ -154,6 +172,9 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
       kind === 'sqlite' && isTrigramTerm(request.searchKey)
         ? Prisma.sql`AND c.rowid IN (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${ftsPhrase(request.searchKey)})`
         : Prisma.empty
+    // SQLite: the account's size rides along, for the next search's plan (searchIndexFirst).
+    const accountTotal =
+      kind === 'sqlite' ? Prisma.sql`, (SELECT "total" FROM "ListTotal" WHERE "listId" = ${accountId}) AS "accountTotal"` : Prisma.empty
     // Unary + keeps SQLite from the account's index, so the candidates' rowids drive the read.
     const account = kind === 'sqlite' && list.candidatesFirst ? Prisma.raw('+c."accountId"') : Prisma.raw('c."accountId"')
     const member = groupId
@@ -165,7 +186,7 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
     sql = isTrigramTerm(request.searchKey)
       ? // The index yields the candidates once; they are counted and paged from the same set.
         Prisma.sql`WITH matched AS MATERIALIZED (${matching})
-          SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM matched) t
+          SELECT t.*, p.* FROM (SELECT COUNT(*) AS "total"${accountTotal} FROM matched) t
           LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM matched ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
           ORDER BY p."sortKey1", p."sortKey2", p."id"`
       : // 1-2 characters: no index can help and such terms match many contacts, so the page walks
