@@ -109,6 +109,18 @@ function ratioRow(
     result: ok ? 'PASS' : 'MISS',
   })
 }
+/** A ratio shown for information, with no target. */
+function infoRow(measure: string, db: string, service: number, peer: number, unit: string, digits: number) {
+  rows.push({
+    measure,
+    db,
+    service: `${fmt(service, digits)} ${unit}`,
+    peer: `${fmt(peer, digits)} ${unit}`,
+    ratio: `${(service / peer).toFixed(2)}x`,
+    target: '—',
+    result: 'info',
+  })
+}
 function absoluteRow(measure: string, db: string, service: number, peer: number | null, unit: string, max: number | null) {
   rows.push({
     measure,
@@ -358,28 +370,12 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
       const peer = of(`hand-written REST ${kind}`)
       const graphql = of(`service GraphQL ${kind}`)
       ratioRow('REST page 7, throughput', kind, rest.rps, peer.rps, 'req/s', 0, { min: 0.8 })
-      rows.push({
-        measure: 'REST page 7, CPU per request',
-        db: kind,
-        service: `${fmt(rest.cpuPerRequest, 3)} ms`,
-        peer: `${fmt(peer.cpuPerRequest, 3)} ms`,
-        ratio: `${(rest.cpuPerRequest / peer.cpuPerRequest).toFixed(2)}x`,
-        target: '—',
-        result: 'info',
-      })
+      infoRow('REST page 7, CPU per request', kind, rest.cpuPerRequest, peer.cpuPerRequest, 'ms', 3)
       if (kind === 'SQLite') {
         ratioRow('GraphQL page 7, CPU per request (peer: hand-written REST)', kind, graphql.cpuPerRequest, peer.cpuPerRequest, 'ms', 3, {
           max: 2.0,
         })
-        rows.push({
-          measure: 'GraphQL page 7, throughput (peer: hand-written REST)',
-          db: kind,
-          service: `${fmt(graphql.rps)} req/s`,
-          peer: `${fmt(peer.rps)} req/s`,
-          ratio: `${(graphql.rps / peer.rps).toFixed(2)}x`,
-          target: '—',
-          result: 'info',
-        })
+        infoRow('GraphQL page 7, throughput (peer: hand-written REST)', kind, graphql.rps, peer.rps, 'req/s', 0)
       } else {
         // Issue 19: at least 1.0x PostGraphile 5 and 1.2x PostGraphile 4.
         for (const [version, child, min] of [
@@ -389,15 +385,14 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
           if (!child) continue
           const pgl = of(`PostGraphile ${version} GraphQL`)
           ratioRow(`GraphQL page 7, throughput (peer: PostGraphile ${version})`, kind, graphql.rps, pgl.rps, 'req/s', 0, { min })
-          rows.push({
-            measure: `GraphQL page 7, CPU per request (peer: PostGraphile ${version})`,
-            db: kind,
-            service: `${fmt(graphql.cpuPerRequest, 3)} ms`,
-            peer: `${fmt(pgl.cpuPerRequest, 3)} ms`,
-            ratio: `${(graphql.cpuPerRequest / pgl.cpuPerRequest).toFixed(2)}x`,
-            target: '—',
-            result: 'info',
-          })
+          infoRow(
+            `GraphQL page 7, CPU per request (peer: PostGraphile ${version})`,
+            kind,
+            graphql.cpuPerRequest,
+            pgl.cpuPerRequest,
+            'ms',
+            3,
+          )
         }
       }
     },
