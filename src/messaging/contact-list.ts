@@ -116,9 +116,10 @@ const CANDIDATE_COST = 16
 /**
  * SQLite's planner always reads a search from the account's index, whatever the search index
  * holds: at a million contacts that is a million checks for 10,000 matches (167 ms). For a big
- * account (its size as last seen, accountSizes) it counts the term's candidates in the search index, up to a sixteenth of the account,
- * and lets them drive the read when they are fewer (44 ms for those 10,000, the count included).
- * A term common across the database (candidates of other accounts too) keeps the account's index.
+ * account (its size as last seen, accountSizes) it counts the term's candidates in the search
+ * index, up to a sixteenth of the account, and lets them drive the read when they are fewer (44 ms
+ * for those 10,000, the count included). A term common across the database (candidates of other
+ * accounts too) keeps the account's index.
  */
 async function searchIndexFirst(read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>, accountId: string, searchKey: string) {
   const contacts = accountSizes.get(accountId) ?? 0
