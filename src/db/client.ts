@@ -89,7 +89,7 @@ export type DirectRead = (query: DirectQuery) => Rows | undefined | Promise<Rows
 function directReadOf(kind: DatabaseKind, run: DirectRead, options: Pick<OpenOptions, 'onQuery' | 'onQueryEvent'>): DirectRead {
   return async (query) => {
     if (tracingEnabled) return undefined
-    for (const value of query.values) if (value !== null && typeof value !== 'string' && typeof value !== 'number') return undefined
+    if (!query.values.every(isDirectValue)) return undefined
     const started = performance.now()
     const rows = await run(query)
     if (!rows) return undefined
@@ -97,6 +97,9 @@ function directReadOf(kind: DatabaseKind, run: DirectRead, options: Pick<OpenOpt
     return rows
   }
 }
+
+/** What both drivers bind alike, so that a direct statement means what it means through Prisma. */
+const isDirectValue = (value: unknown) => value === null || typeof value === 'string' || typeof value === 'number'
 
 /** Runs one raw statement of a transaction and answers its rows (RETURNING rows for a write; SQLite integers as bigint). */
 export type DirectStatement = (query: DirectQuery) => Promise<Rows>
@@ -143,9 +146,7 @@ function directTransactionOf(
     return open(
       (raw) =>
         body(async (query) => {
-          for (const value of query.values)
-            if (value !== null && typeof value !== 'string' && typeof value !== 'number')
-              throw new TypeError(`not a direct value: ${typeof value}`)
+          for (const value of query.values) if (!isDirectValue(value)) throw new TypeError(`not a direct value: ${typeof value}`)
           const started = performance.now()
           const rows = await raw(query)
           reportQuery(kind, query, started, options)

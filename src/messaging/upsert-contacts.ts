@@ -98,7 +98,7 @@ type Run = <Row>(statement: Prisma.Sql) => Promise<Row[]>
 const runOn =
   (run: DirectStatement): Run =>
   async <Row>(statement: Prisma.Sql) =>
-    (await run({ sql: statement.sql, text: statement.text, values: statement.values })) as Row[]
+    (await run(statement)) as Row[]
 
 /** The contacts that joined each group (memberships this write created), by group id. */
 export type Joined = Map<string, string[]>
