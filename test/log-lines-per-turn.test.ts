@@ -1,0 +1,96 @@
+import { execFileSync } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
+import { linesPerTurn } from '../src/core/logger.js'
+
+/** A destination that keeps what it is given, write by write (what stdout would receive). */
+function recorder() {
+  const writes: string[] = []
+  const calls: string[] = []
+  const sink = linesPerTurn({
+    write(chunk: string) {
+      writes.push(chunk)
+      return true
+    },
+    flush(cb?: (err?: Error) => void) {
+      calls.push('flush')
+      cb?.()
+    },
+    flushSync() {
+      calls.push('flushSync')
+    },
+  })
+  return { sink, writes, calls }
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+describe('stdout lines, one write per event-loop turn (src/core/logger.ts)', () => {
+  it('holds the lines of a turn and writes them together, in order, when the turn ends', async () => {
+    const { sink, writes } = recorder()
+    sink.write('{"n":1}\n')
+    sink.write('{"n":2}\n')
+    sink.write('{"n":3}\n')
+    expect(writes).toEqual([])
+    await nextTurn()
+    expect(writes).toEqual(['{"n":1}\n{"n":2}\n{"n":3}\n'])
+    sink.write('{"n":4}\n')
+    await nextTurn()
+    expect(writes).toEqual(['{"n":1}\n{"n":2}\n{"n":3}\n', '{"n":4}\n'])
+  })
+
+  it('never writes more than 4,096 bytes at once unless one line is longer, and every write ends a line', async () => {
+    const { sink, writes } = recorder()
+    // Multi-byte characters: the limit is in bytes, not in string length.
+    const lines = Array.from({ length: 120 }, (_, i) => `{"n":${i},"s":"${'é'.repeat(30 + (i % 50))}"}\n`)
+    const long = `{"long":"${'x'.repeat(6000)}"}\n`
+    for (const line of lines.slice(0, 60)) sink.write(line)
+    sink.write(long)
+    for (const line of lines.slice(60)) sink.write(line)
+    await nextTurn()
+    expect(writes.join('')).toBe([...lines.slice(0, 60), long, ...lines.slice(60)].join(''))
+    expect(writes.length).toBeGreaterThan(3)
+    for (const chunk of writes) {
+      expect(chunk.endsWith('\n')).toBe(true)
+      if (chunk !== long) expect(Buffer.byteLength(chunk)).toBeLessThanOrEqual(4096)
+    }
+    expect(writes).toContain(long)
+  })
+
+  it('flush and flushSync write the pending lines first', () => {
+    const { sink, writes, calls } = recorder()
+    sink.write('a\n')
+    let flushed = false
+    sink.flush(() => {
+      flushed = true
+    })
+    expect(writes).toEqual(['a\n'])
+    expect(flushed).toBe(true)
+    sink.write('b\n')
+    sink.flushSync()
+    expect(writes).toEqual(['a\n', 'b\n'])
+    expect(calls).toEqual(['flush', 'flushSync'])
+  })
+
+  it('writes the lines of the last turn when the process exits in that turn', () => {
+    // The real logger on a real stdout (a pipe): log, then exit before the turn ends.
+    const script = `
+      import { createLogger } from './src/core/logger.ts'
+      const logger = createLogger('info')
+      for (let i = 0; i < 100; i++) logger.info({ i, pad: 'é'.repeat(40) }, 'line')
+      process.exit(3)`
+    let out = ''
+    try {
+      execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    } catch (error) {
+      const failed = error as { status: number; stdout: string }
+      expect(failed.status).toBe(3)
+      out = failed.stdout
+    }
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { i: number; msg: string })
+    expect(lines.map((l) => l.i)).toEqual(Array.from({ length: 100 }, (_, i) => i))
+    expect(lines.every((l) => l.msg === 'line')).toBe(true)
+  })
+})
