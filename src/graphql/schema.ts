@@ -1,4 +1,4 @@
-import { GraphQLSchema, isObjectType, lexicographicSortSchema } from 'graphql'
+import { defaultFieldResolver, GraphQLSchema, isObjectType, lexicographicSortSchema } from 'graphql'
 import { encodeNodeId, NODE_TYPES, type NodeType } from './node-id.js'
 import { builder } from './builder.js'
 import './types/common.js'
@@ -21,7 +21,24 @@ const description = [
   'Mutation requests may carry an `Idempotency-Key` header (1-255 printable ASCII, per account, kept 24 h): a repeat of the same request gets the first answer again with `Idempotency-Replayed: true`; the key with a different request is refused with `IDEMPOTENCY_KEY_REUSED`, a repeat while the first still runs with `CONFLICT`.',
 ].join('\n\n')
 
-export const schema = synchronousNodeIds(lexicographicSortSchema(new GraphQLSchema({ ...builder.toSchema().toConfig(), description })))
+export const schema = explicitDefaultResolvers(
+  synchronousNodeIds(lexicographicSortSchema(new GraphQLSchema({ ...builder.toSchema().toConfig(), description }))),
+)
+
+/**
+ * Every field without a resolver gets graphql-js's default one, which is what graphql-js runs for
+ * it anyway. graphql-jit (REST routes, compiled /graphql queries) reads such a field as a plain
+ * property instead: a promise or a getter's promise there (PageInfo.hasPreviousPage after a cursor,
+ * src/graphql/keyset.ts) would be serialised as `{}`. With a resolver, it awaits the value as
+ * graphql-js does; test/graphql-compiled-execution.test.ts sends such queries.
+ */
+function explicitDefaultResolvers(built: GraphQLSchema): GraphQLSchema {
+  for (const type of Object.values(built.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue
+    for (const field of Object.values(type.getFields())) field.resolve ??= defaultFieldResolver
+  }
+  return built
+}
 
 /**
  * Every Node's `id`, resolved without a promise. The Relay plugin's global id resolver is async, so
