@@ -25,6 +25,7 @@ import { RESYNC } from './events/event-bus.js'
 import { createCorsPolicy } from './http/cors.js'
 import { createConsoleRoutes, isConsolePath } from './console/console-routes.js'
 import { attachGraphqlWebSocket } from './graphql/websocket.js'
+import { compiledExecutionPlugin } from './graphql/plugins/compiled-execution.js'
 import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin } from './graphql/plugins/persisted-documents.js'
 import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
@@ -123,6 +124,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       graphqlLimitsPlugin(),
       graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => documentText(r.document))) }),
       ...plugins,
+      // Last, so that no other plugin's executor wraps what it sets.
+      ...(env.GRAPHQL_COMPILED_EXECUTION ? [compiledExecutionPlugin()] : []),
     ],
   })
 

@@ -123,6 +123,8 @@ const schema = z.object({
   GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['open', 'only'], { message: 'must be open or only' }).default('open'),
   /** A JSON manifest `{ "<sha256 hex>": "<document>" }` of the operator's own trusted documents. */
   GRAPHQL_TRUSTED_DOCUMENTS_FILE: z.string().min(1).optional(),
+  /** Queries on /graphql run compiled from their second use (docs/graphql.md "Compiled queries"); false: graphql-js always. */
+  GRAPHQL_COMPILED_EXECUTION: bool.default(true),
   /** Milliseconds between two exports of finished spans (the batch span processor's delay). */
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5000),
   CORS_ORIGINS: z
