@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
-import { createListener } from '../src/process/http-listener.js'
+import { createDrain, createListener } from '../src/process/http-listener.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { createMetrics } from '../src/metrics/create-metrics.js'
 
@@ -108,5 +108,30 @@ describe('access line of a replay', () => {
     expect({ ...direct, time: 0 }).toEqual({ ...viaPino, time: 0 })
     expect(direct.path).toBe('/api/channels/x/status?q="\\é')
     expect(Math.abs(direct.time - viaPino.time)).toBeLessThan(1000)
+  })
+})
+
+describe('drain of a plain node:http server (createDrain)', () => {
+  it('tracks responses that end in any order: the ones still running when it starts answer with Connection: close, and it ends', async () => {
+    // Each request names how long it runs; they end in an order unrelated to their start.
+    const server = createServer((req, res) => {
+      const ms = Number(new URL(req.url!, 'http://x').searchParams.get('ms'))
+      setTimeout(() => res.end('ok'), ms)
+    })
+    const drain = createDrain(server)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const delays = Array.from({ length: 40 }, (_, i) => (i * 37) % 23)
+    // A first wave ends before the drain, a second one is still running when it starts.
+    await Promise.all(delays.map((ms) => fetch(`${base}/?ms=${ms}`).then((r) => r.text())))
+    const running = delays.map((ms) =>
+      fetch(`${base}/?ms=${300 + ms * 10}`).then(async (r) => ({ connection: r.headers.get('connection'), body: await r.text() })),
+    )
+    await new Promise((r) => setTimeout(r, 100))
+    const drained = drain.drain(10_000)
+    const answers = await Promise.all(running)
+    expect(answers.every((a) => a.body === 'ok' && a.connection === 'close')).toBe(true)
+    await drained // resolves only when every tracked response has left the list
+    expect(server.listening).toBe(false)
   })
 })
