@@ -68,11 +68,7 @@ export function compiledExecutionPlugin({ compileOnUse = COMPILE_ON_USE, max = C
         // leaves out locations and orders data before errors. A query writes nothing, so running
         // it again is safe; only answers with errors pay for it.
         const answer = query.query(run.rootValue, run.contextValue, run.variableValues ?? {})
-        return isPromise(answer)
-          ? answer.then((a) => (a.errors ? (console.log('JITERR', JSON.stringify(a.errors)), executeFn(run)) : a))
-          : answer.errors
-            ? executeFn(run)
-            : answer
+        return isPromise(answer) ? answer.then((a) => (a.errors ? executeFn(run) : a)) : answer.errors ? executeFn(run) : answer
       })
     },
   }
