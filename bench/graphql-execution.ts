@@ -5,11 +5,9 @@
 // app.fetch one at a time (no HTTP layer: only what the setting changes), in rounds A B … B A of
 // GRAPHQL_EXECUTION_REQUESTS each; prints each round's CPU µs per request, the medians, their
 // ratio and the load average. SQLite always, PostgreSQL at BENCH_DATABASE_URL when reachable.
-import { loadavg } from 'node:os'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
@@ -17,6 +15,7 @@ import { createDeps } from '../src/deps.js'
 import { createApp, type App } from '../src/app.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { seedContacts } from './peers/seed.js'
+import { postgresSchema } from './harness.js'
 
 const REQUESTS = Number(process.env.GRAPHQL_EXECUTION_REQUESTS ?? 1000)
 const ROUNDS = 8
@@ -78,21 +77,11 @@ const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
 await run('SQLite', `file:${join(dir, 'bench.db')}`)
 rmSync(dir, { recursive: true, force: true })
 
-const base = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test'
-const schemaName = `gqlexec_${process.pid}_${Date.now()}`
-const admin = new pg.Client({ connectionString: base })
-try {
-  await admin.connect()
-} catch (error) {
-  console.log(`\nPostgreSQL at ${base} unreachable (${(error as Error).message}): skipped`)
-  process.exit(0)
-}
-await admin.query(`CREATE SCHEMA "${schemaName}"`)
-try {
-  const url = new URL(base)
-  url.searchParams.set('schema', schemaName)
-  await run('PostgreSQL', url.toString())
-} finally {
-  await admin.query(`DROP SCHEMA "${schemaName}" CASCADE`)
-  await admin.end()
+const schema = await postgresSchema()
+if (schema) {
+  try {
+    await run('PostgreSQL', schema.url)
+  } finally {
+    await schema.drop()
+  }
 }

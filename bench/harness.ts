@@ -3,9 +3,11 @@ import { createServer, type Server } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { createServerAdapter } from '@whatwg-node/server'
 import autocannon from 'autocannon'
+import pg from 'pg'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase, type Database } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
@@ -69,4 +71,33 @@ export function printTable(rows: LoadResult[]) {
   console.log('| run | req/s | p50 ms | p99 ms | errors | non-2xx |')
   console.log('|---|---:|---:|---:|---:|---:|')
   for (const r of rows) console.log(`| ${r.name} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`)
+}
+
+/**
+ * A fresh schema on the PostgreSQL at BENCH_DATABASE_URL (default the local `test` database), as a
+ * DATABASE_URL that migrations create; `drop()` removes it. Null, with a line saying so, when the
+ * server is unreachable: the benchmark skips its PostgreSQL rows.
+ */
+export async function postgresSchema(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const base = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test'
+  const client = new pg.Client({ connectionString: base })
+  try {
+    await client.connect()
+  } catch {
+    console.log(`PostgreSQL at ${base} is unreachable: its rows are skipped`)
+    return null
+  }
+  const schema = `bench_${randomBytes(5).toString('hex')}`
+  await client.end()
+  const url = new URL(base)
+  url.searchParams.set('schema', schema)
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base })
+      await c.connect()
+      await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await c.end()
+    },
+  }
 }

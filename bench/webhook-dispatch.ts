@@ -12,16 +12,14 @@ import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 import { applyMigrations } from '../src/db/migrate.js'
+import { postgresSchema } from './harness.js'
 import { openDatabase } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 
 const N = Number(process.env.WEBHOOK_BENCH_N ?? 10_000)
-const PG = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test'
 
 const seen = new Map<string, number>()
 const receiver = createServer((req, res) => {
@@ -124,29 +122,6 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
     `${label}: ${N} deliveries in ${seconds.toFixed(2)} s = ${result.perSecond}/s, dispatcher CPU ${result.cpuMsPerDelivery.toFixed(3)} ms per delivery, ${duplicates} duplicates, ${pending} left pending (load ${result.load})`,
   )
   return result
-}
-
-async function postgresSchema(): Promise<{ url: string; drop: () => Promise<void> } | null> {
-  const client = new pg.Client({ connectionString: PG })
-  try {
-    await client.connect()
-  } catch {
-    console.log(`PostgreSQL at ${PG} is unreachable: its rows are skipped`)
-    return null
-  }
-  const schema = `bench_${randomBytes(5).toString('hex')}`
-  await client.end()
-  const url = new URL(PG)
-  url.searchParams.set('schema', schema)
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: PG })
-      await c.connect()
-      await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      await c.end()
-    },
-  }
 }
 
 const results: Run[] = []
