@@ -18,7 +18,17 @@ const database = await openDatabase(url, {
     statements.set(shape, (statements.get(shape) ?? 0) + 1)
   },
 })
-const deps = createDeps(database, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }))
+// The bench's WEBHOOK_ENDPOINT_CONCURRENCY must reach the dispatcher: without it the one account
+// had the default 10 slots of the 50, and every claim was of 5.
+const deps = createDeps(
+  database,
+  parseEnv({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'warn',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_ENDPOINT_CONCURRENCY: process.env.WEBHOOK_ENDPOINT_CONCURRENCY,
+  }),
+)
 const dispatcher = createDispatcher(deps, { owner: `bench-${process.pid}` })
 process.send!('ready')
 process.once('message', () => {
