@@ -10,7 +10,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { loadavg, tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { applyMigrations } from '../src/db/migrate.js'
 import { postgresSchema } from './harness.js'
@@ -36,7 +36,20 @@ interface Run {
   perSecond: number
   duplicates: number
   cpuMsPerDelivery: number
+  /** How busy the whole machine was over the run (every process: dispatchers, database, receiver). */
+  machineBusy: number
   load: string
+}
+
+/** The machine's busy and total CPU time so far (os.cpus(), summed over the cores). */
+function machineTimes() {
+  let busy = 0
+  let total = 0
+  for (const { times } of cpus()) {
+    busy += times.user + times.nice + times.sys + times.irq
+    total += times.user + times.nice + times.sys + times.irq + times.idle
+  }
+  return { busy, total }
 }
 
 async function run(label: string, url: string, instances: number): Promise<Run> {
@@ -87,9 +100,12 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
     children.push(child)
   }
   const started = performance.now()
+  const machineBefore = machineTimes()
   for (const child of children) child.send('go')
   while (seen.size < N) await new Promise((r) => setTimeout(r, 10))
   const seconds = (performance.now() - started) / 1000
+  const machineAfter = machineTimes()
+  const machineBusy = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
   const cpu = await Promise.all(
     children.map(
       (child) =>
@@ -114,12 +130,13 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
     perSecond: Math.round(N / seconds),
     duplicates,
     cpuMsPerDelivery: cpu.reduce((a, b) => a + b, 0) / N,
+    machineBusy,
     load: loadavg()
       .map((l) => l.toFixed(2))
       .join(' '),
   }
   console.log(
-    `${label}: ${N} deliveries in ${seconds.toFixed(2)} s = ${result.perSecond}/s, dispatcher CPU ${result.cpuMsPerDelivery.toFixed(3)} ms per delivery, ${duplicates} duplicates, ${pending} left pending (load ${result.load})`,
+    `${label}: ${N} deliveries in ${seconds.toFixed(2)} s = ${result.perSecond}/s, dispatcher CPU ${result.cpuMsPerDelivery.toFixed(3)} ms per delivery, machine ${Math.round(100 * machineBusy)}% busy (${cpus().length} cores), ${duplicates} duplicates, ${pending} left pending (load ${result.load})`,
   )
   return result
 }

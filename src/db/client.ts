@@ -27,7 +27,11 @@ export interface Database {
    * microseconds; see revocationProbe). PostgreSQL tells every instance through LISTEN/NOTIFY instead.
    */
   revocationProbe?: () => boolean
-  /** Raw read-only statements without Prisma's runtime (`directReadOf`): SQLite on Prisma's connection, PostgreSQL on its pool. */
+  /**
+   * One raw statement outside a transaction without Prisma's runtime (`directReadOf`): SQLite on
+   * Prisma's connection, PostgreSQL on its pool. Reads, and single self-contained writes such as
+   * the webhook claim's `UPDATE … RETURNING` (as `$queryRaw` would run them).
+   */
   directRead?: DirectRead
   /** A transaction of raw statements without Prisma's runtime (`directTransactionOf`). */
   directTransaction: DirectTransaction
@@ -97,6 +101,16 @@ function directReadOf(kind: DatabaseKind, run: DirectRead, options: Pick<OpenOpt
     return rows
   }
 }
+
+/**
+ * A timestamp as the adapter itself would bind it, sent as text: a bound Date costs Prisma about
+ * three times a string, and a direct statement takes strings, numbers and null only. SQLite
+ * stores ISO 8601 with "+00:00" (@prisma/adapter-better-sqlite3's format), so text comparisons
+ * order as the times do; PostgreSQL reads the text into its timestamp(3) column, where the zone
+ * suffix of a UTC time changes nothing.
+ */
+export const directTimestamp = (kind: DatabaseKind, date: Date) =>
+  kind === 'sqlite' ? date.toISOString().replace('Z', '+00:00') : date.toISOString()
 
 /** What both drivers bind alike, so that a direct statement means what it means through Prisma. */
 const isDirectValue = (value: unknown) => value === null || typeof value === 'string' || typeof value === 'number'

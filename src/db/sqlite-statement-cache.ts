@@ -68,12 +68,18 @@ export function revocationProbe(adapter: CachingPrismaBetterSQLite3): () => bool
 /**
  * A statement's rows as objects, run on Prisma's own connection with its cached prepared statements
  * (the same connection, so the same snapshot rules as a `$queryRaw`), without Prisma's client
- * runtime: client.ts `directReadOf` uses it for the contact list. Undefined before Prisma connected.
+ * runtime: client.ts `directReadOf` and `directTransactionOf` use it (the contact list and writes,
+ * the webhook dispatcher). Undefined before Prisma connected.
  */
 export function sqliteRows(adapter: CachingPrismaBetterSQLite3, sql: string, values: unknown[]): Record<string, unknown>[] | undefined {
   const db = adapter.client
   if (!db) return undefined
   const statement = db.prepare(sql).bind(values)
+  // A write without RETURNING answers no rows (columns() would throw).
+  if (!statement.reader) {
+    statement.run()
+    return []
+  }
   const names = statement.columns().map((c) => c.name)
   return (statement.raw().all() as unknown[][]).map((row) => {
     const object: Record<string, unknown> = {}

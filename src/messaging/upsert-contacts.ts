@@ -1,7 +1,7 @@
 // The contact write path: save, add-to-group and delist, in bulk SQL.
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import type { DirectStatement } from '../db/client.js'
+import { directTimestamp, type DirectStatement } from '../db/client.js'
 import { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
@@ -61,15 +61,6 @@ function jsonTexts(dbKind: Deps['dbKind'], texts: string[]): Prisma.Sql {
 const CONTACT_CHUNK = 1000
 /** Memberships a statement (one JSON array of contact ids or mobiles). */
 const MEMBERSHIP_CHUNK = 10_000
-
-/**
- * A timestamp as the adapter itself would bind it, sent as text: a bound Date costs Prisma about
- * three times a string, and a request binds one or two per row. SQLite stores ISO 8601 with
- * "+00:00" (@prisma/adapter-better-sqlite3's format); PostgreSQL reads the text into its
- * timestamp(3) column, where the zone suffix of a UTC time changes nothing.
- */
-const timestamp = (dbKind: Deps['dbKind'], date: Date) =>
-  dbKind === 'sqlite' ? date.toISOString().replace('Z', '+00:00') : date.toISOString()
 
 /** What the driver adapter reports for a raw statement that broke a constraint (Prisma's P2010). */
 const adapterErrorKind = (error: unknown) =>
@@ -136,7 +127,7 @@ export async function upsertContacts(
           const contactId = result.get(c.mobile)!.id
           for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId })
         }
-        const joined = await enlist(tx, dbKind, timestamp(dbKind, new Date()), memberships)
+        const joined = await enlist(tx, dbKind, directTimestamp(dbKind, new Date()), memberships)
         return { saved: contacts.map((c) => result.get(c.mobile)!), joined }
       },
       { timeout: 120_000, maxWait: 30_000 },
@@ -187,7 +178,7 @@ async function assertGroupsExist(tx: Run, dbKind: Deps['dbKind'], accountId: str
  */
 async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[]) {
   const result = new Map<string, { id: string; created: boolean }>()
-  const now = timestamp(dbKind, new Date())
+  const now = directTimestamp(dbKind, new Date())
   // PostgreSQL: lock the rows read, so no other writer changes a field between this read and the
   // write (which writes the merged row whole). SQLite has one writer at a time already.
   const lock = dbKind === 'postgresql' ? Prisma.sql`FOR UPDATE` : Prisma.empty

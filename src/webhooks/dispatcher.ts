@@ -3,6 +3,7 @@ import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import got, { type OptionsInit } from 'got'
 import type { Deps } from '../deps.js'
+import { directTimestamp } from '../db/client.js'
 import { Prisma, type WebhookEndpoint } from '../generated/sqlite/client.js'
 import { isIP } from 'node:net'
 import { guardedLookup, isPublicAddress, NOT_PUBLIC } from './ssrf-guard.js'
@@ -59,41 +60,83 @@ export const PER_ENDPOINT = 10
  * SQLite serialises writers). A claim left by a dead process is free again when its lease runs out.
  */
 export async function claimDueDeliveries(
-  { db, clock }: Pick<Deps, 'db' | 'clock'>,
+  deps: StatementDeps,
   owner: string,
   limit: number,
   leaseMs = LEASE_MS,
   perEndpoint = PER_ENDPOINT,
   inFlight: ReadonlyMap<string, number> = new Map(),
 ): Promise<Claimed[]> {
-  const now = clock.now()
+  const now = deps.clock.now()
+  const at = directTimestamp(deps.dbKind, now)
   // Endpoints whose every slot this instance already uses; paused ones are left out by the query.
   const full = [...inFlight].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId)
-  // Raw statements: this path runs for every few deliveries, and through the query builder its
-  // four statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
-  const candidates = await db.$queryRaw<{ id: string; accountId: string }[]>`
+  // Raw statements without Prisma's runtime (rowsOf): this path runs for every few deliveries, and
+  // through the query builder its statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
+  const candidates = await rowsOf<{ id: string; accountId: string }>(
+    deps,
+    Prisma.sql`
     SELECT d."id", d."accountId" FROM "WebhookDelivery" d
-    WHERE d."state" = 'pending' AND d."nextAttemptAt" <= ${now} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${now})
+    WHERE d."state" = 'pending' AND d."nextAttemptAt" <= ${at} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${at})
       ${full.length ? Prisma.sql`AND d."accountId" NOT IN (${Prisma.join(full)})` : Prisma.empty}
-      AND NOT EXISTS (SELECT 1 FROM "WebhookEndpoint" e WHERE e."accountId" = d."accountId" AND e."pausedUntil" > ${now})
-    ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`
+      AND NOT EXISTS (SELECT 1 FROM "WebhookEndpoint" e WHERE e."accountId" = d."accountId" AND e."pausedUntil" > ${at})
+    ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`,
+  )
   const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (inFlight.get(accountId) ?? 0))
   if (!picked.length) return []
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   // One conditional UPDATE: under concurrency exactly one claimer wins each row.
-  const won = await db.$queryRaw<Omit<Claimed, 'account'>[]>`
-    UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${new Date(now.getTime() + leaseMs)}
-    WHERE "id" IN (${Prisma.join(picked)}) AND "state" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${now})
-    RETURNING "id", "accountId", "body", "attempts", "traceparent"`
+  const won = await rowsOf<{ id: string; accountId: string; body: string; attempts: number | bigint; traceparent: string | null }>(
+    deps,
+    Prisma.sql`
+    UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))}
+    WHERE "id" IN (${Prisma.join(picked)}) AND "state" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${at})
+    RETURNING "id", "accountId", "body", "attempts", "traceparent"`,
+  )
   if (!won.length) return []
   const accounts = [...new Set(won.map((d) => d.accountId))]
-  const endpoints = await db.webhookEndpoint.findMany({ where: { accountId: { in: accounts } } })
-  const byAccount = new Map(endpoints.map((e) => [e.accountId, e]))
+  const endpoints = await rowsOf<Record<keyof ClaimedEndpoint, unknown>>(
+    deps,
+    Prisma.sql`
+    SELECT "accountId", "url", "secret", "previousSecret", "previousSecretUntil", "disabledAt", "disabledReason", "failures", "pausedUntil"
+    FROM "WebhookEndpoint" WHERE "accountId" IN (${Prisma.join(accounts)})`,
+  )
+  const byAccount = new Map(endpoints.map((e) => [e.accountId as string, endpointOf(e)]))
   // In the round-robin order (RETURNING follows no order).
   const order = new Map(picked.map((id, i) => [id, i]))
   return won
     .map((d) => ({ ...d, attempts: Number(d.attempts), account: { webhook: byAccount.get(d.accountId) ?? null } }))
     .sort((x, y) => order.get(x.id)! - order.get(y.id)!)
+}
+
+/** What the dispatcher's statements need: the direct paths, and Prisma where they decline. */
+type StatementDeps = Pick<Deps, 'db' | 'dbKind' | 'clock' | 'directRead' | 'directTransaction'>
+type DispatchDeps = StatementDeps & Pick<Deps, 'env' | 'logger'>
+
+/**
+ * One raw statement outside a transaction: directly (Database.directRead) where it can, through
+ * Prisma where it declines (traces on). A failure is not run again: the claim is a write.
+ */
+async function rowsOf<T>(deps: StatementDeps, statement: Prisma.Sql): Promise<T[]> {
+  const rows = await deps.directRead?.(statement)
+  return (rows ?? (await deps.db.$queryRaw<T[]>(statement))) as T[]
+}
+
+/** A raw row's time (ISO text from either database, a Date through Prisma) as a Date. */
+const dateOf = (value: unknown) => (value === null || value === undefined ? null : new Date(value as string | Date))
+
+function endpointOf(row: Record<keyof ClaimedEndpoint, unknown>): ClaimedEndpoint {
+  return {
+    accountId: row.accountId as string,
+    url: row.url as string,
+    secret: row.secret as string,
+    previousSecret: (row.previousSecret as string | null) ?? null,
+    previousSecretUntil: dateOf(row.previousSecretUntil),
+    disabledAt: dateOf(row.disabledAt),
+    disabledReason: (row.disabledReason as string | null) ?? null,
+    failures: Number(row.failures),
+    pausedUntil: dateOf(row.pausedUntil),
+  }
 }
 
 /** Ids in rounds: each account's first (oldest) candidate, then each one's second, ...; at most `room(account)` each. */
@@ -125,8 +168,14 @@ interface Claimed {
   body: string
   attempts: number
   traceparent: string | null
-  account: { webhook: WebhookEndpoint | null }
+  account: { webhook: ClaimedEndpoint | null }
 }
+
+/** What a POST and its record read of the endpoint. */
+type ClaimedEndpoint = Pick<
+  WebhookEndpoint,
+  'accountId' | 'url' | 'secret' | 'previousSecret' | 'previousSecretUntil' | 'disabledAt' | 'disabledReason' | 'failures' | 'pausedUntil'
+>
 
 interface Outcome {
   delivery: Claimed
@@ -263,10 +312,7 @@ function postBounded(
  * Results that complete together share one commit (one connection, not one per POST: the API's
  * requests share the pool).
  */
-export async function dispatchBatch(
-  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
-  options: DispatchOptions,
-): Promise<DispatchResult> {
+export async function dispatchBatch(deps: DispatchDeps, options: DispatchOptions): Promise<DispatchResult> {
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
   const claimed = await claimDueDeliveries(
     deps,
@@ -296,7 +342,7 @@ export async function dispatchBatch(
  * deliveries keep flowing, and the worker's tick (SMS submissions, carrier events) is never held
  * up by a slow receiver: `pump()` returns once its claim has started the POSTs.
  */
-export function createDispatcher(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>, options: DispatchOptions) {
+export function createDispatcher(deps: DispatchDeps, options: DispatchOptions) {
   const concurrency = options.concurrency ?? 50
   const leaseMs = options.leaseMs ?? deps.env.WORKER_LEASE_MS
   const timeoutMs = options.timeoutMs ?? Math.min(TIMEOUT_MS, Math.floor(leaseMs / 2))
@@ -393,59 +439,72 @@ function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
 
 /** Writes attempts and the deliveries' new states (and a 410's disabling) in one transaction. */
 async function recordOutcomes(
-  deps: Pick<Deps, 'db' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'logger' | 'directTransaction'> & Partial<Pick<Deps, 'events'>>,
   outcomes: Outcome[],
   options: DispatchOptions,
 ) {
   const now = deps.clock.now()
+  const at = directTimestamp(deps.dbKind, now)
   const disabled: { accountId: string; reason: string }[] = []
-  await deps.db.$transaction(async (tx) => {
-    // Raw statements, like the claim's: they run once per commit of a few POSTs.
-    const attempts = outcomes.map(
-      (o) =>
-        Prisma.sql`(${randomUUID()}, ${o.delivery.id}, ${o.delivery.attempts + 1}, ${o.url}, ${o.statusCode}, ${o.durationMs}, ${o.error}, ${now})`,
-    )
-    await tx.$executeRaw`
-      INSERT INTO "WebhookAttempt" ("id", "deliveryId", "attempt", "url", "statusCode", "durationMs", "error", "createdAt")
-      VALUES ${Prisma.join(attempts)}`
-    const delivered = outcomes.filter((o) => o.ok)
-    if (delivered.length) {
-      await tx.$executeRaw`
+  // Raw statements, like the claim's: they run once per commit of a few POSTs.
+  const attempts = Prisma.sql`
+    INSERT INTO "WebhookAttempt" ("id", "deliveryId", "attempt", "url", "statusCode", "durationMs", "error", "createdAt")
+    VALUES ${Prisma.join(
+      outcomes.map(
+        (o) =>
+          Prisma.sql`(${randomUUID()}, ${o.delivery.id}, ${o.delivery.attempts + 1}, ${o.url}, ${o.statusCode}, ${o.durationMs}, ${o.error}, ${at})`,
+      ),
+    )}`
+  const delivered = outcomes.filter((o) => o.ok)
+  const markDelivered = delivered.length
+    ? Prisma.sql`
         UPDATE "WebhookDelivery"
-        SET "state" = 'delivered', "attempts" = "attempts" + 1, "finishedAt" = ${now}, "leaseUntil" = NULL, "lastError" = NULL
+        SET "state" = 'delivered', "attempts" = "attempts" + 1, "finishedAt" = ${at}, "leaseUntil" = NULL, "lastError" = NULL
         WHERE "id" IN (${Prisma.join(delivered.map((o) => o.delivery.id))})`
-    }
-    for (const o of outcomes.filter((o) => !o.ok)) {
-      const failures = o.delivery.attempts + 1
-      const next = nextFor(o, now, options)
-      await tx.webhookDelivery.update({
-        where: { id: o.delivery.id },
-        data: next
-          ? { attempts: failures, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
-          : { state: 'failed', attempts: failures, finishedAt: now, leaseUntil: null, lastError: o.error },
-      })
-    }
-    const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
-    if (gone.length)
-      await tx.webhookEndpoint.updateMany({
-        where: { accountId: { in: gone } },
-        data: { disabledAt: now, disabledReason: 'it answered 410 Gone' },
-      })
-    // The endpoints' health: attempts that reached (or tried to reach) a live endpoint count.
-    const byEndpoint = new Map<string, { snapshot: EndpointSnapshot; ok: number; failed: number }>()
-    for (const o of outcomes) {
-      const endpoint = o.delivery.account.webhook
-      if (!endpoint || endpoint.disabledAt || o.gone) continue
-      const entry = byEndpoint.get(o.delivery.accountId) ?? { snapshot: endpoint, ok: 0, failed: 0 }
-      if (o.ok) entry.ok++
-      else entry.failed++
-      byEndpoint.set(o.delivery.accountId, entry)
-    }
-    for (const [accountId, { snapshot, ok, failed }] of byEndpoint) {
-      const reason = await recordEndpointHealth(tx, accountId, snapshot, { ok, failed }, now)
-      if (reason) disabled.push({ accountId, reason })
-    }
-  })
+    : null
+  // The usual commit, every POST answered 2xx by a healthy endpoint: just these two statements,
+  // without Prisma's runtime (Database.directTransaction), whose CPU capped one instance's rate.
+  const healthy = outcomes.every((o) => o.ok && !o.delivery.account.webhook?.failures && !o.delivery.account.webhook?.pausedUntil)
+  if (healthy)
+    await deps.directTransaction(async (run) => {
+      await run(attempts)
+      if (markDelivered) await run(markDelivered)
+    })
+  else
+    await deps.db.$transaction(async (tx) => {
+      await tx.$executeRaw(attempts)
+      if (markDelivered) await tx.$executeRaw(markDelivered)
+      for (const o of outcomes.filter((o) => !o.ok)) {
+        const failures = o.delivery.attempts + 1
+        const next = nextFor(o, now, options)
+        await tx.webhookDelivery.update({
+          where: { id: o.delivery.id },
+          data: next
+            ? { attempts: failures, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
+            : { state: 'failed', attempts: failures, finishedAt: now, leaseUntil: null, lastError: o.error },
+        })
+      }
+      const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
+      if (gone.length)
+        await tx.webhookEndpoint.updateMany({
+          where: { accountId: { in: gone } },
+          data: { disabledAt: now, disabledReason: 'it answered 410 Gone' },
+        })
+      // The endpoints' health: attempts that reached (or tried to reach) a live endpoint count.
+      const byEndpoint = new Map<string, { snapshot: EndpointSnapshot; ok: number; failed: number }>()
+      for (const o of outcomes) {
+        const endpoint = o.delivery.account.webhook
+        if (!endpoint || endpoint.disabledAt || o.gone) continue
+        const entry = byEndpoint.get(o.delivery.accountId) ?? { snapshot: endpoint, ok: 0, failed: 0 }
+        if (o.ok) entry.ok++
+        else entry.failed++
+        byEndpoint.set(o.delivery.accountId, entry)
+      }
+      for (const [accountId, { snapshot, ok, failed }] of byEndpoint) {
+        const reason = await recordEndpointHealth(tx, accountId, snapshot, { ok, failed }, now)
+        if (reason) disabled.push({ accountId, reason })
+      }
+    })
   for (const { accountId, reason } of disabled) deps.logger.warn({ accountId, reason }, 'webhook endpoint disabled')
   // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
   const byAccount = new Map<string, string[]>()
@@ -501,10 +560,7 @@ function groupCommit<T>(write: (items: T[]) => Promise<void>, lingerMs = 0) {
 }
 
 /** Batches until nothing is due or the time budget is spent (one worker tick). */
-export async function dispatchDueDeliveries(
-  deps: Pick<Deps, 'db' | 'clock' | 'env' | 'logger'>,
-  options: DispatchOptions & { budgetMs?: number },
-): Promise<DispatchResult> {
+export async function dispatchDueDeliveries(deps: DispatchDeps, options: DispatchOptions & { budgetMs?: number }): Promise<DispatchResult> {
   const total: DispatchResult = { claimed: 0, delivered: 0, retrying: 0, failed: 0 }
   const started = Date.now()
   const batchSize = options.batchSize ?? 200
