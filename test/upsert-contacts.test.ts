@@ -228,6 +228,38 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     expect(await kit.db.membership.count({ where: { groupId: s.group.id } })).toBe(10_000)
   }, 120_000)
 
+  it('writes only the rows a request changes: the same contacts again cost no contact write and keep their updatedAt', async () => {
+    const s = await kit.seed().account().group().group()
+    const [first, second] = s.groups
+    // In mobile order, the order the chunks of 1,000 are written in.
+    const inputs = Array.from({ length: 1200 }, (_, i) => ({ mobile: mobile(), firstName: `Same ${i}`, familyName: 'Kamau' })).sort(
+      (a, b) => (a.mobile < b.mobile ? -1 : 1),
+    )
+    await addContactsToGroup(kit.deps, s.account.id, first!.id, inputs)
+    const before = new Map((await kit.db.contact.findMany({ where: { accountId: s.account.id } })).map((c) => [c.mobile, c]))
+    // One stored search text out of date (as an older release computed it): that row is rewritten.
+    const stale = inputs[700]!.mobile
+    await kit.db.contact.update({ where: { accountId_mobile: { accountId: s.account.id, mobile: stale } }, data: { searchText: 'old' } })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    kit.statements.length = 0
+    const again = inputs.map((c, i) => (i === 3 ? { ...c, email: 'changed@example.com' } : c))
+    expect(await addContactsToGroup(kit.deps, s.account.id, second!.id, again)).toEqual({
+      groupId: second!.id,
+      count: 1200,
+      created: 0,
+      joined: new Map([[second!.id, expect.any(Array)]]),
+    })
+    // Two chunks read; only the one holding a changed row writes (its two changed rows).
+    expect(kit.statements.filter((q) => /INSERT INTO "Contact"/.test(q))).toHaveLength(1)
+    const after = await kit.db.contact.findMany({ where: { accountId: s.account.id } })
+    const changed = after.filter((c) => c.updatedAt.getTime() !== before.get(c.mobile)!.updatedAt.getTime()).map((c) => c.mobile)
+    expect(changed.sort()).toEqual([inputs[3]!.mobile, stale].sort())
+    expect(after.find((c) => c.mobile === stale)!.searchText).toBe(before.get(stale)!.searchText)
+    expect(after.find((c) => c.mobile === inputs[3]!.mobile)!.email).toBe('changed@example.com')
+    // Every contact joined the second group, unchanged ones included.
+    expect(await kit.db.membership.count({ where: { groupId: second!.id } })).toBe(1200)
+  }, 60_000)
+
   it('refuses an unknown group at item 9,999 of 10,000 and writes nothing', async () => {
     const s = await kit
       .seed()

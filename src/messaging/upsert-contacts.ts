@@ -24,12 +24,17 @@ type ContactRow = Record<Column, string | null>
 
 /** What a save may change on an existing row; the identity and the creation time stay. */
 const UPDATED = COLUMNS.filter((c) => !['id', 'accountId', 'mobile', 'createdAt'].includes(c))
-/** The stored fields a merge starts from; the keys and search text are recomputed from the merge. */
-const STORED = COLUMNS.filter((c) => !['accountId', 'firstNameKey', 'familyNameKey', 'searchText', 'createdAt', 'updatedAt'].includes(c))
+/**
+ * What an existing row is read with: the fields a merge starts from, and the keys and search text
+ * (recomputed from the merge) to tell whether it changes anything (`unchanged`).
+ */
+const READ = COLUMNS.filter((c) => !['accountId', 'createdAt', 'updatedAt'].includes(c))
+/** The columns whose values make a row changed: every updated one but the time of the update. */
+const COMPARED = UPDATED.filter((c) => c !== 'updatedAt')
 
 // Identifiers come from the constant lists above, never from input.
 const ident = (column: string) => Prisma.raw(`"${column}"`)
-const STORED_COLUMNS = Prisma.join(STORED.map(ident))
+const READ_COLUMNS = Prisma.join(READ.map(ident))
 const TIMESTAMP_COLUMNS = new Set<Column>(['createdAt', 'updatedAt'])
 
 /**
@@ -170,11 +175,17 @@ async function assertGroupsExist(tx: Run, dbKind: Deps['dbKind'], accountId: str
 
 /**
  * Two statements a chunk: one reads the chunk's existing rows, one `INSERT ... ON CONFLICT DO
- * UPDATE` writes every row of it. The merge happens here, not in SQL, because the sort keys and
- * the search text are lower-cased by JavaScript (`contactKeys`): SQLite's lower() folds ASCII
- * only and PostgreSQL's follows the database locale, so keys recomputed in SQL would differ from
- * those of every other write and from the search terms. The read also tells created from updated
- * on both databases (PostgreSQL's `xmax = 0` has no SQLite equivalent).
+ * UPDATE` writes the rows that are new or changed. The merge happens here, not in SQL, because the
+ * sort keys and the search text are lower-cased by JavaScript (`contactKeys`): SQLite's lower()
+ * folds ASCII only and PostgreSQL's follows the database locale, so keys recomputed in SQL would
+ * differ from those of every other write and from the search terms. The read also tells created
+ * from updated on both databases (PostgreSQL's `xmax = 0` has no SQLite equivalent).
+ *
+ * An existing row whose merge changes nothing (every field, key and the search text as stored) is
+ * not written: re-sending a list of known contacts, the usual add-contacts, then costs the read
+ * and the memberships only. On PostgreSQL an UPDATE that changes nothing still writes a new row
+ * version and its index entries (the search text's trigram index among them), later vacuumed.
+ * Such a contact keeps its `updatedAt`, which is when it last changed.
  */
 async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[]) {
   const result = new Map<string, { id: string; created: boolean }>()
@@ -184,26 +195,29 @@ async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string,
   const lock = dbKind === 'postgresql' ? Prisma.sql`FOR UPDATE` : Prisma.empty
   for (let i = 0; i < contacts.length; i += CONTACT_CHUNK) {
     const chunk = contacts.slice(i, i + CONTACT_CHUNK)
-    const existing = await tx<Record<(typeof STORED)[number], string | null>>(Prisma.sql`
-      SELECT ${STORED_COLUMNS} FROM "Contact"
+    const existing = await tx<Record<(typeof READ)[number], string | null>>(Prisma.sql`
+      SELECT ${READ_COLUMNS} FROM "Contact"
       WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(
         dbKind,
         chunk.map((c) => c.mobile),
       )})
       ORDER BY "mobile" ${lock}`)
     const stored = new Map(existing.map((row) => [row.mobile!, row]))
-    const rows = chunk.map((c): ContactRow => {
+    const rows: ContactRow[] = []
+    for (const c of chunk) {
       const row = stored.get(c.mobile)
       const merged = row ? { ...row, ...c.fields, mobile: c.mobile } : { ...EMPTY_FIELDS, ...c.fields, id: randomUUID(), mobile: c.mobile }
       result.set(c.mobile, { id: merged.id!, created: !row })
-      return {
+      const next = {
         ...merged,
         ...contactKeys(merged as Parameters<typeof contactKeys>[0]),
         accountId,
         createdAt: now,
         updatedAt: now,
       } as ContactRow
-    })
+      if (!row || !unchanged(row, next)) rows.push(next)
+    }
+    if (!rows.length) continue
     const written = await tx<{ id: string; mobile: string }>(Prisma.sql`
       INSERT INTO "Contact" (${Prisma.join(COLUMNS.map(ident))})
       ${jsonRows(dbKind, rows)}
@@ -214,6 +228,12 @@ async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string,
     for (const { id, mobile } of written) if (result.get(mobile)!.id !== id) throw new ConcurrentInsert(mobile)
   }
   return result
+}
+
+/** True when writing `next` over the stored `row` would change no column but `updatedAt`. */
+function unchanged(row: Record<(typeof READ)[number], string | null>, next: ContactRow): boolean {
+  for (const column of COMPARED) if ((row[column as (typeof READ)[number]] ?? null) !== (next[column] ?? null)) return false
+  return true
 }
 
 /** A new contact's stored fields when the client did not send them (the table's defaults). */
