@@ -35,7 +35,8 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4000 \
     DATABASE_URL=file:/data/gateway.db \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=production-deps /app/node_modules node_modules
 COPY --from=build /app/dist dist
@@ -48,5 +49,5 @@ EXPOSE 4000
 # The slim image has no curl: node asks /readyz (database reachable, migrations applied).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# --max-semi-space-size=4 and MALLOC_ARENA_MAX=2 (above): as npm start runs it (docs/operations.md, "Memory").
+# --max-semi-space-size=4 and the malloc settings (above): as npm start runs it (docs/operations.md, "Memory").
 CMD ["node", "--max-semi-space-size=4", "dist/server.js"]
