@@ -6,6 +6,9 @@ import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { contactListStatement, listContacts } from '../src/messaging/contact-list.js'
+import { openDatabase } from '../src/db/client.js'
+import { createDeps } from '../src/deps.js'
+import { parseEnv } from '../src/core/env.js'
 import { pageRequest } from '../src/messaging/paging.js'
 
 describe.each(targets)('the contact list read directly on $name', (target) => {
@@ -66,4 +69,32 @@ describe.each(targets)('the contact list read directly on $name', (target) => {
     expect(await listContacts(failing, list, ['id', 'firstName'])).toEqual(expected)
     expect(await listContacts({ ...kit.deps, directRead: () => undefined }, list, ['id', 'firstName'])).toEqual(expected)
   })
+  it.runIf(target.name === 'postgresql')(
+    'prepares the list statement once per connection (PostgreSQL), still planned for its values every time',
+    async () => {
+      const { s, list } = await seeded()
+      // One connection, so the statements it holds are the ones these reads prepared.
+      const database = await openDatabase(kit.url, { poolSize: 1 })
+      try {
+        const deps = createDeps(database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent' }))
+        const first = await listContacts(deps, list, ['id', 'firstName'])
+        const other = { ...list, request: pageRequest({ page: 3, perPage: 7 }) }
+        const third = await listContacts(deps, other, ['id', 'firstName'])
+        const statement = contactListStatement('postgresql', list, ['id', 'firstName'])
+        const prepared = await database.directRead!({ sql: '', text: 'SELECT "name", "statement" FROM pg_prepared_statements', values: [] })
+        // Both pages ran one prepared statement, parsed once: the same text, whatever the numbers.
+        expect(prepared).toEqual([{ name: expect.stringMatching(/^gw_\d+$/), statement: statement.text }])
+        expect(await database.directRead!({ sql: '', text: 'SHOW plan_cache_mode', values: [] })).toEqual([
+          { plan_cache_mode: 'force_custom_plan' },
+        ])
+        // And they answer what Prisma answers.
+        expect(first).toEqual(await listContacts({ ...kit.deps, directRead: undefined }, list, ['id', 'firstName']))
+        expect(third).toEqual(await listContacts({ ...kit.deps, directRead: undefined }, other, ['id', 'firstName']))
+        expect(third.rows.map((r) => r.id)).not.toEqual(first.rows.map((r) => r.id))
+        expect(first.total).toBe(s.contacts.length)
+      } finally {
+        await database.close()
+      }
+    },
+  )
 })

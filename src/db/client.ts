@@ -81,7 +81,32 @@ const directTypes = {
 export type DirectQuery = { sql: string; text: string; values: unknown[] }
 type Rows = Record<string, unknown>[]
 /** A raw read-only statement's rows without Prisma's client runtime, or undefined: then the caller goes through Prisma. */
-export type DirectRead = (query: DirectQuery) => Rows | undefined | Promise<Rows | undefined>
+export type DirectRead = (query: DirectQuery, options?: DirectReadOptions) => Rows | undefined | Promise<Rows | undefined>
+export interface DirectReadOptions {
+  /**
+   * PostgreSQL: run it as a named prepared statement (`preparedName`), parsed once per connection.
+   * For statements of a few fixed shapes run on every request (the contact list); not for texts
+   * that vary with their values (an IN list of n parameters).
+   */
+  prepared?: boolean
+}
+
+/** Named prepared statements per process at most; a text past it runs unnamed (parsed each time). */
+export const MAX_PREPARED_STATEMENTS = 200
+const preparedNames = new Map<string, string>()
+/**
+ * The name of a statement text, the same for the life of the process (node-postgres prepares a
+ * name once per connection and refuses one name for two texts), or undefined once
+ * MAX_PREPARED_STATEMENTS names are given: every connection then holds at most that many.
+ */
+export function preparedName(text: string): string | undefined {
+  let name = preparedNames.get(text)
+  if (name === undefined && preparedNames.size < MAX_PREPARED_STATEMENTS) {
+    name = `gw_${preparedNames.size + 1}`
+    preparedNames.set(text, name)
+  }
+  return name
+}
 
 /**
  * The direct read of both targets (used for the contact list, whose statement is already raw SQL:
@@ -91,11 +116,11 @@ export type DirectRead = (query: DirectQuery) => Rows | undefined | Promise<Rows
  * to the query log and metrics like Prisma's.
  */
 function directReadOf(kind: DatabaseKind, run: DirectRead, options: Pick<OpenOptions, 'onQuery' | 'onQueryEvent'>): DirectRead {
-  return async (query) => {
+  return async (query, readOptions) => {
     if (tracingEnabled) return undefined
     if (!query.values.every(isDirectValue)) return undefined
     const started = performance.now()
-    const rows = await run(query)
+    const rows = await run(query, readOptions)
     if (!rows) return undefined
     reportQuery(kind, query, started, options)
     return rows
@@ -270,7 +295,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       // jit=off: every statement here is a short OLTP one, but a plan whose cost is high on paper (the
       // far branch of a deep page, which never runs) made PostgreSQL compile it, 10 ms each time:
       // the last page of a million contacts took 12 ms with JIT and 2 ms without.
-      options: `-c search_path="${target.schema!.replace(/"/g, '""')}" -c statement_timeout=${timeouts.statementMs} -c jit=off`,
+      // plan_cache_mode: a prepared statement (the contact list's, DirectReadOptions) is planned for
+      // its values every time, as an unnamed one is; what preparing saves is the parse. A generic
+      // plan would price LIMIT $n at a tenth of the list, and a page's plan hangs on its numbers.
+      options: `-c search_path="${target.schema!.replace(/"/g, '""')}" -c statement_timeout=${timeouts.statementMs} -c jit=off -c plan_cache_mode=force_custom_plan`,
       // Covers both opening a connection and waiting for a free one in a full pool.
       connectionTimeoutMillis: timeouts.connectMs,
       // A frozen server never answers: the client stops waiting and the pool drops the connection.
@@ -286,7 +314,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     }
     directRead = directReadOf(
       'postgresql',
-      async ({ text, values }) => (await pool.query({ text, values, types: directTypes })).rows as Rows,
+      async ({ text, values }, read) =>
+        (await pool.query({ name: read?.prepared ? preparedName(text) : undefined, text, values, types: directTypes })).rows as Rows,
       options,
     )
     const adapter = new PrismaPg(pool, { schema: target.schema })

@@ -71,7 +71,8 @@ export async function listContacts(
     let rows: Record<string, unknown>[] | undefined
     if (directRead) {
       try {
-        rows = await directRead(statement)
+        // Prepared on PostgreSQL: a few shapes, one per request, each parsed once per connection.
+        rows = await directRead(statement, { prepared: true })
       } catch {
         rows = undefined
       }
