@@ -1,6 +1,8 @@
 // npm run bench -- now-playing
-// GET /api/channels/{uuid}/status on the real server (src/process/server.ts, SQLite, the sample channel)
-// against a plain node:http server answering a fixed JSON body of the same size, side by side.
+// GET /api/channels/{uuid}/status on the real server (SQLite, the sample channel), started as `npm
+// start` starts it (built, with its node flags and environment, as the shared harness starts it;
+// NOW_PLAYING_START=tsx: `node --import tsx src/process/server.ts` instead, to compare), against a
+// plain node:http server answering a fixed JSON body of the same size, side by side.
 // Each server runs in its own process; autocannon runs in this one. Prints the load average and
 // the service's peak RSS (VmHWM, Linux) under this load.
 // WEB_CONCURRENCY=N (in the environment) runs the service with N HTTP workers.
@@ -8,12 +10,14 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { load, printTable } from './harness.js'
+import { serviceCommand } from './peers/processes.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
 const url = `file:${join(dir, 'bench.db')}`
@@ -41,10 +45,17 @@ const APP_PORT = 4701
 const PLAIN_PORT = 4702
 // The default log level writes one JSON line per request; BENCH_LOG_LEVEL=warn measures without it.
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'info'
-console.log(`service LOG_LEVEL=${logLevel} (its stdout is discarded)`)
+const tsx = process.env.NOW_PLAYING_START === 'tsx'
+const start = tsx
+  ? { args: ['--import', 'tsx', 'src/process/server.ts'], env: {} }
+  : serviceCommand(fileURLToPath(new URL('..', import.meta.url)))
+console.log(
+  `service LOG_LEVEL=${logLevel} (its stdout is discarded), ${tsx ? 'under tsx' : `as npm start runs it: node ${start.args.join(' ')}`}`,
+)
 await serve(
-  ['--import', 'tsx', 'src/process/server.ts'],
+  start.args,
   {
+    ...start.env,
     DATABASE_URL: url,
     PORT: String(APP_PORT),
     LOG_LEVEL: logLevel,
