@@ -102,10 +102,12 @@ try {
     body: JSON.stringify({ name: 'Memory' }),
   })
   const { reference } = (await group.json()) as { reference: string }
-  const contacts = Array.from({ length: 10_000 }, (_, n) => {
-    const c = fakeContact(10_000_000, n)
-    return { mobile: c.mobile, first_name: c.firstName, family_name: c.familyName }
-  })
+  /** 10,000 contacts in the legacy body's fields, from fakeContact's numbering at `base`. */
+  const legacyContacts = (base: number) =>
+    Array.from({ length: 10_000 }, (_, n) => {
+      const c = fakeContact(base, n)
+      return { mobile: c.mobile, first_name: c.firstName, family_name: c.familyName }
+    })
   const add = async (step: string, body: unknown[]) => {
     const started = performance.now()
     const res = await fetch(`${service!.baseUrl}/api/contact/group/${reference}/add-contacts`, {
@@ -117,17 +119,11 @@ try {
     if (res.status !== 200) throw new Error(`add-contacts: ${res.status} ${text.slice(0, 300)}`)
     report(service!, step, `  ${Math.round(performance.now() - started)} ms`)
   }
-  await add('after add-contacts (10,000)', contacts)
+  await add('after add-contacts (10,000)', legacyContacts(10_000_000))
   // As the shared harness's add-contacts phase goes on: 10,000 new contacts a request, three times,
   // the peak reset before them (a write of 5 to clear_refs resets VmHWM to the current RSS).
   writeFileSync(`/proc/${service.pid}/clear_refs`, '5')
-  for (let i = 1; i <= 3; i++) {
-    const fresh = Array.from({ length: 10_000 }, (_, n) => {
-      const c = fakeContact(20_000_000 + i * 10_000, n)
-      return { mobile: c.mobile, first_name: c.firstName, family_name: c.familyName }
-    })
-    await add(`after add-contacts (10,000 new, ${i})`, fresh)
-  }
+  for (let i = 1; i <= 3; i++) await add(`after add-contacts (10,000 new, ${i})`, legacyContacts(20_000_000 + i * 10_000))
 } finally {
   await service?.stop()
   if (pgBase) {

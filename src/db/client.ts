@@ -80,7 +80,7 @@ const directTypes = {
 /** A raw statement as Prisma.Sql gives it: `sql` with `?` placeholders (SQLite), `text` with `$n` (PostgreSQL). */
 export type DirectQuery = { sql: string; text: string; values: unknown[] }
 type Rows = Record<string, unknown>[]
-/** A raw read-only statement's rows without Prisma's client runtime, or undefined: then the caller goes through Prisma. */
+/** One raw statement's rows outside a transaction without Prisma's client runtime (see Database.directRead), or undefined: then the caller goes through Prisma. */
 export type DirectRead = (query: DirectQuery, options?: DirectReadOptions) => Rows | undefined | Promise<Rows | undefined>
 export interface DirectReadOptions {
   /**
