@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import { directTimestamp, type DirectStatement } from '../db/client.js'
 import { Prisma } from '../generated/sqlite/client.js'
+import { jsonTexts } from '../db/json-texts.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
@@ -52,14 +53,6 @@ function jsonRows(dbKind: Deps['dbKind'], rows: ContactRow[]): Prisma.Sql {
   }
   const values = COLUMNS.map((c, i) => Prisma.raw(TIMESTAMP_COLUMNS.has(c) ? `(r ->> ${i})::timestamp(3)` : `r ->> ${i}`))
   return Prisma.sql`SELECT ${Prisma.join(values)} FROM jsonb_array_elements(${json}::jsonb) r`
-}
-
-/** A set of texts bound as one JSON array, as rows of one column "value", for `IN (...)` or `FROM (...)`; see jsonRows. */
-function jsonTexts(dbKind: Deps['dbKind'], texts: string[]): Prisma.Sql {
-  const json = JSON.stringify(texts)
-  return dbKind === 'sqlite'
-    ? Prisma.sql`SELECT value FROM json_each(${json})`
-    : Prisma.sql`SELECT jsonb_array_elements_text(${json}::jsonb) AS value`
 }
 
 /** Rows a statement; a chunk's look-up, merge and write hold only its own rows in memory. */
