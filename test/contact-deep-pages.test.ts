@@ -74,12 +74,15 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     return { rows, total }
   }
 
-  const actual = (list: List, page: number, perPage: number, search = '') =>
-    listContacts(kit.deps, { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage, search }) }, [
+  async function actual(list: List, page: number, perPage: number, search = '') {
+    const request = pageRequest({ page, perPage, search })
+    const { rows, total } = await listContacts(kit.deps, { accountId: list.accountId, groupId: list.groupId, request }, [
       'id',
       'firstName',
       'familyName',
     ])
+    return { rows, total }
+  }
 
   /** Every page of the list, and two past its end, against Prisma's findMany and count. */
   async function expectEveryPage(list: List, perPage: number, search = '') {

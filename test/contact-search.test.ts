@@ -104,7 +104,8 @@ describe.each(targets)('contact search on $name is exactly the substring match',
   /** candidatesFirst: SQLite's plan driven by the search index's candidates (set by listContacts for big accounts). */
   async function indexed(search: string, page: number, perPage: number, group?: string, candidatesFirst?: boolean) {
     const request = pageRequest({ search, page, perPage })
-    return listContacts(kit.deps, { accountId, groupId: group, request, candidatesFirst }, ['id', 'firstName'])
+    const { rows, total } = await listContacts(kit.deps, { accountId, groupId: group, request, candidatesFirst }, ['id', 'firstName'])
+    return { rows, total }
   }
 
   it('answers every term like the plain LIKE (all contacts and the group, pages and totals)', async () => {

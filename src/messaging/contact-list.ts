@@ -19,6 +19,9 @@
 //   pg_trgm GIN on PostgreSQL (the planner uses it for the LIKE itself). SQLite's planner reads the
 //   account's contacts and checks each against the candidates; for a big account and a rare term
 //   the candidates drive the read instead (searchIndexFirst).
+// - An account's search of 1,000 matches or more is remembered (remembered-searches.ts): the same
+//   page again reads its 25 rows by id, with a condition, in the same snapshot, that the account's
+//   contacts have not changed since; if they have, the search runs in full.
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
@@ -27,6 +30,8 @@ import { rawDate, type PageRequest } from './paging.js'
 import { notFound } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
+import { jsonTexts } from '../db/json-texts.js'
+import { changeMark, forgetSearch, rememberedPage, rememberPage, unchangedSince } from './remembered-searches.js'
 
 export type ContactListColumn = Exclude<ContactColumn, 'searchText'>
 /** The Contact columns a list may read (its scalar fields, searchText aside). */
@@ -50,6 +55,8 @@ export interface ContactList {
 export interface ContactListPage {
   rows: Record<string, unknown>[]
   total: number
+  /** False when the page was a remembered one (remembered-searches.ts), checked unchanged in the same statement. */
+  counted: boolean
 }
 
 /** The search terms the trigram indexes can serve: 3 characters (code points) or more. */
@@ -79,8 +86,18 @@ export async function listContacts(
     }
     return rows ?? (await db.$queryRaw<Record<string, unknown>[]>(statement))
   }
-  if (kind === 'sqlite' && list.request.searchKey && isTrigramTerm(list.request.searchKey) && list.candidatesFirst === undefined) {
-    list = { ...list, candidatesFirst: await searchIndexFirst(read, list.accountId, list.request.searchKey) }
+  const { searchKey, skip, perPage } = list.request
+  const search = searchKey && !list.groupId ? { accountId: list.accountId, searchKey, skip, perPage } : undefined
+  const known = search && rememberedPage(db, search)
+  if (search && known) {
+    const rows = await read(rememberedPageStatement(kind, list.accountId, known.mark, known.ids, columns))
+    const page = rows.filter((row) => row.id !== null && row.id !== undefined)
+    if (Number(rows[0]?.fresh) === 1 && page.length === known.ids.length)
+      return { rows: page.map((raw) => listRow(raw, columns)), total: known.total, counted: false }
+    forgetSearch(db, search)
+  }
+  if (kind === 'sqlite' && searchKey && isTrigramTerm(searchKey) && list.candidatesFirst === undefined) {
+    list = { ...list, candidatesFirst: await searchIndexFirst(read, list.accountId, searchKey) }
   }
   const statement = contactListStatement(kind, list, columns)
   // Read directly (no Prisma runtime: Database.directRead); where it declines or fails, through
@@ -96,11 +113,52 @@ export async function listContacts(
   const rows: Record<string, unknown>[] = []
   for (const raw of result) {
     if (raw.id === null || raw.id === undefined) continue // the LEFT JOIN's row when the page is empty
-    const row: Record<string, unknown> = {}
-    for (const c of columns) row[c] = DATE_COLUMNS.has(c) ? rawDate(raw[c]) : raw[c]
-    rows.push(row)
+    rows.push(listRow(raw, columns))
   }
-  return { rows, total }
+  if (search)
+    rememberPage(
+      db,
+      search,
+      total,
+      result[0]?.mark,
+      rows.map((row) => row.id as string),
+    )
+  return { rows, total, counted: true }
+}
+
+function listRow(raw: Record<string, unknown>, columns: readonly ContactListColumn[]) {
+  const row: Record<string, unknown> = {}
+  for (const c of columns) row[c] = DATE_COLUMNS.has(c) ? rawDate(raw[c]) : raw[c]
+  return row
+}
+
+/** The columns of "Contact" c, and its sort keys under their own names for the outer ORDER BY (listRow drops them). */
+function selectedColumns(columns: readonly ContactListColumn[]) {
+  for (const c of columns) if (!KNOWN.has(c)) throw new Error(`not a contact list column: ${c}`)
+  return Prisma.join([
+    ...columns.map((c) => Prisma.raw(`c."${c}"`)),
+    Prisma.raw(`c."firstNameKey" AS "sortKey1", c."familyNameKey" AS "sortKey2"`),
+  ])
+}
+
+/**
+ * A remembered page of an account's search: its contacts by id, in the list's order, and "fresh"
+ * (1 when nothing that could change the matches has happened since `mark`), in one snapshot. The
+ * rows come only when fresh.
+ */
+export function rememberedPageStatement(
+  kind: DatabaseKind,
+  accountId: string,
+  mark: string,
+  ids: readonly string[],
+  columns: readonly ContactListColumn[],
+): Prisma.Sql {
+  const selected = selectedColumns(columns)
+  // By primary key: unary + keeps SQLite from reading the account's index instead.
+  const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
+  return Prisma.sql`SELECT t."fresh", p.* FROM (SELECT CASE WHEN ${unchangedSince(kind, accountId, mark)} THEN 1 ELSE 0 END AS "fresh") t
+    LEFT JOIN (SELECT ${selected} FROM "Contact" c WHERE c."id" IN (${jsonTexts(kind, ids)}) AND ${account} = ${accountId}) p ON t."fresh" = 1
+    ORDER BY p."sortKey1", p."sortKey2", p."id"`
 }
 
 /**
@@ -151,12 +209,7 @@ const ftsPhrase = (searchKey: string) => `"${searchKey.replaceAll('"', '""')}"`
 /** The one statement of a page: its rows (the columns and the sort keys) in order, each with the list's total; one row of total alone when the page is empty. */
 export function contactListStatement(kind: DatabaseKind, list: ContactList, columns: readonly ContactListColumn[]): Prisma.Sql {
   const { accountId, groupId, request } = list
-  for (const c of columns) if (!KNOWN.has(c)) throw new Error(`not a contact list column: ${c}`)
-  // Sort keys ride along under their own names for the outer ORDER BY; they are dropped below.
-  const selected = Prisma.join([
-    ...columns.map((c) => Prisma.raw(`c."${c}"`)),
-    Prisma.raw(`c."firstNameKey" AS "sortKey1", c."familyNameKey" AS "sortKey2"`),
-  ])
+  const selected = selectedColumns(columns)
   const window = Prisma.sql`ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${request.perPage} OFFSET ${request.skip}`
   let sql: Prisma.Sql
   if (!request.searchKey) {
@@ -185,15 +238,17 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
     // searchKey holds no LIKE wildcard (search-text.ts swaps them), so this is a plain substring match.
     const matching = Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Contact" c
         WHERE ${account} = ${accountId} AND c."searchText" LIKE ${`%${request.searchKey}%`} ${candidates} ${member}`
+    // An account's search says what its count saw, so that it can be remembered.
+    const mark = groupId ? Prisma.empty : Prisma.sql`, ${changeMark(kind, accountId)} AS "mark"`
     sql = isTrigramTerm(request.searchKey)
       ? // The index yields the candidates once; they are counted and paged from the same set.
         Prisma.sql`WITH matched AS MATERIALIZED (${matching})
-          SELECT t.*, p.* FROM (SELECT COUNT(*) AS "total"${accountTotal} FROM matched) t
+          SELECT t.*, p.* FROM (SELECT COUNT(*) AS "total"${mark}${accountTotal} FROM matched) t
           LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM matched ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
           ORDER BY p."sortKey1", p."sortKey2", p."id"`
       : // 1-2 characters: no index can help and such terms match many contacts, so the page walks
         // the list in order and stops at its last row, while the count scans (as before the index).
-        Prisma.sql`SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM (${matching}) m) t
+        Prisma.sql`SELECT t.*, p.* FROM (SELECT COUNT(*) AS "total"${mark} FROM (${matching}) m) t
           LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM (${matching}) l ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
           ORDER BY p."sortKey1", p."sortKey2", p."id"`
   }

@@ -5,6 +5,7 @@ import { applyDueCarrierEvents } from '../sms/carrier-events.js'
 import { sweepSubmissions } from '../sms/submit-sms.js'
 import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from '../webhooks/dispatcher.js'
 import { purgeExpiredIdempotencyRecords } from '../idempotency/purge-expired.js'
+import { purgeContactChanges } from '../messaging/remembered-searches.js'
 
 /**
  * One pass of background work: SMS submissions left over (crash, gateway outage, deadline), then
@@ -17,7 +18,8 @@ export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Disp
   const events = await applyDueCarrierEvents(deps, owner)
   const deliveries = dispatcher ? { started: await dispatcher.pump() } : await dispatchDueDeliveries(deps, { owner })
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
-  return { submissions, events, deliveries, idempotencyPurged }
+  const contactChangesPurged = await purgeContactChanges(deps)
+  return { submissions, events, deliveries, idempotencyPurged, contactChangesPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */

@@ -1,0 +1,200 @@
+// A remembered search (src/messaging/remembered-searches.ts): a page of an account's search of
+// 1,000 matches or more is answered again from its ids, and only while nothing that could change
+// the matches has happened since its count, whoever wrote (this process, another database handle,
+// a transaction that was still open when the search was counted). Every answer is compared with
+// Prisma's own query of the same list.
+import { randomUUID } from 'node:crypto'
+import BetterSqlite3 from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import { schemaClient, targets } from './kit/databases.js'
+import { useKit } from './kit/kit.js'
+import { contactListOrder, contactListWhere, listContacts } from '../src/messaging/contact-list.js'
+import { pageRequest } from '../src/messaging/paging.js'
+import { contactKeys, parseContacts } from '../src/messaging/contacts.js'
+import { upsertContacts } from '../src/messaging/upsert-contacts.js'
+import { openDatabase, type Database } from '../src/db/client.js'
+import { parseDatabaseUrl } from '../src/db/connection-url.js'
+import { createDeps } from '../src/deps.js'
+import { parseEnv } from '../src/core/env.js'
+import { purgeContactChanges, REMEMBERED_TOTAL_MIN } from '../src/messaging/remembered-searches.js'
+
+const COLUMNS = ['id', 'firstName', 'gender'] as const
+
+describe.each(targets)('a remembered search on $name', (target) => {
+  const kit = useKit(target)
+  const closing: (() => Promise<unknown> | unknown)[] = []
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close()
+  })
+
+  /** An account of 1,100 contacts named "Zebu …" (every one matches "zebu"), all on one group, and 20 others. */
+  async function seeded() {
+    const s = await kit
+      .seed()
+      .account()
+      .group({ name: 'Zebus' })
+      .contacts(1_100, (i) => ({ firstName: `Zebu ${String(i).padStart(5, '0')}`, familyName: 'Ng' }))
+    const others = Array.from({ length: 20 }, (_, i) => ({ mobile: `+2547990000${String(i).padStart(2, '0')}`, firstName: `Other ${i}` }))
+    await upsertContacts(kit.deps, s.account.id, parseContacts(others, 'KE'))
+    return s.account.id
+  }
+
+  const page = (accountId: string, search: string, number = 1, deps = kit.deps) =>
+    listContacts(deps, { accountId, request: pageRequest({ search, page: number, perPage: 25 }) }, COLUMNS)
+
+  /** The same page from Prisma's own query: what every answer must be. */
+  async function reference(accountId: string, search: string, number = 1) {
+    const request = pageRequest({ search, page: number, perPage: 25 })
+    const where = contactListWhere(accountId, request)
+    const [rows, total] = await Promise.all([
+      kit.db.contact.findMany({
+        where,
+        orderBy: contactListOrder,
+        skip: request.skip,
+        take: request.perPage,
+        select: { id: true, firstName: true, gender: true },
+      }),
+      kit.db.contact.count({ where }),
+    ])
+    return { rows, total }
+  }
+
+  async function expectAnswer(accountId: string, search: string, counted: boolean, number = 1, deps = kit.deps) {
+    const got = await page(accountId, search, number, deps)
+    expect({ rows: got.rows, total: got.total }).toEqual(await reference(accountId, search, number))
+    expect(got.counted, `${search} page ${number}`).toBe(counted)
+    return got
+  }
+
+  /** A second database handle on the same database: another instance of the service. */
+  async function otherInstance() {
+    const database: Database = await openDatabase(kit.url)
+    closing.push(() => database.close())
+    return createDeps(database, parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent' }))
+  }
+
+  it('answers a page again from its ids, as the full search does, and only for 1,000 matches or more', async () => {
+    const accountId = await seeded()
+    const first = await expectAnswer(accountId, 'zebu', true)
+    expect(first.total).toBe(1_100)
+    await expectAnswer(accountId, 'zebu', false)
+    // Each page is remembered once it has been read in full.
+    await expectAnswer(accountId, 'zebu', true, 3)
+    await expectAnswer(accountId, 'zebu', false, 3)
+    await expectAnswer(accountId, 'zebu', false)
+    // Past the last page: remembered as empty.
+    await expectAnswer(accountId, 'zebu', true, 50)
+    await expectAnswer(accountId, 'zebu', false, 50)
+    // Fewer matches than REMEMBERED_TOTAL_MIN (here 100: "Zebu 0000x" to "Zebu 0009x"): always in full.
+    expect(REMEMBERED_TOTAL_MIN).toBeGreaterThan(100)
+    await expectAnswer(accountId, 'zebu 000', true)
+    await expectAnswer(accountId, 'zebu 000', true)
+    // A group's search is not remembered (its members change without a change of the contacts).
+    const group = await kit.db.group.findFirstOrThrow({ where: { accountId } })
+    for (let i = 0; i < 2; i++) {
+      const got = await listContacts(
+        kit.deps,
+        { accountId, groupId: group.id, request: pageRequest({ search: 'zebu', page: 1, perPage: 25 }) },
+        COLUMNS,
+      )
+      expect(got).toMatchObject({ total: 1_100, counted: true })
+    }
+  })
+
+  it('reads the columns fresh, and runs in full after every change of the matches, whoever wrote it', async () => {
+    const accountId = await seeded()
+    const other = await otherInstance()
+    await expectAnswer(accountId, 'zebu', true)
+    const [firstId] = (await page(accountId, 'zebu')).rows.map((r) => r.id as string)
+    const first = await kit.db.contact.findUniqueOrThrow({ where: { id: firstId }, select: { mobile: true } })
+
+    // A column outside the search text changes no match: still remembered, the new value shown.
+    await kit.db.contact.update({ where: { id: firstId }, data: { gender: 'female' } })
+    const shown = await expectAnswer(accountId, 'zebu', false)
+    expect(shown.rows[0]!.gender).toBe('female')
+
+    const changes: [string, () => Promise<unknown>][] = [
+      [
+        'a new match, written by another instance',
+        () => upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111111', firstName: 'Zebu 00000a' }], 'KE')),
+      ],
+      [
+        'a match renamed away',
+        () => upsertContacts(kit.deps, accountId, parseContacts([{ mobile: first.mobile, firstName: 'Renamed' }], 'KE')),
+      ],
+      ['a match deleted by another instance', () => other.db.contact.delete({ where: { id: firstId } })],
+    ]
+    for (const [what, change] of changes) {
+      await expectAnswer(accountId, 'zebu', false)
+      await change()
+      const after = await page(accountId, 'zebu')
+      expect({ rows: after.rows, total: after.total }, what).toEqual(await reference(accountId, 'zebu'))
+      expect(after.counted, what).toBe(true)
+      // And the other instance, which never counted this search, agrees.
+      expect((await page(accountId, 'zebu', 1, other)).total, what).toBe(after.total)
+    }
+  })
+
+  it('sees a write that was still open when the search was counted', async () => {
+    const accountId = await seeded()
+    const now = new Date()
+    const contact = { id: randomUUID(), mobile: '+254799222222', firstName: 'Zebu 00000b', familyName: 'Ng' }
+    const keys = contactKeys(contact)
+    const values = [
+      contact.id,
+      accountId,
+      contact.mobile,
+      contact.firstName,
+      contact.familyName,
+      keys.firstNameKey,
+      keys.familyNameKey,
+      keys.searchText,
+    ]
+    const columns = `"id", "accountId", "mobile", "firstName", "familyName", "firstNameKey", "familyNameKey", "searchText", "createdAt", "updatedAt"`
+    let commit: () => Promise<void>
+    if (kit.deps.dbKind === 'sqlite') {
+      const writer = new BetterSqlite3(parseDatabaseUrl(kit.url).file!, { timeout: 5_000 })
+      closing.push(() => writer.close())
+      writer.exec('BEGIN IMMEDIATE')
+      writer
+        .prepare(`INSERT INTO "Contact" (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(...values, now.toISOString(), now.toISOString())
+      commit = async () => void writer.exec('COMMIT')
+    } else {
+      const writer = await schemaClient(kit.url)
+      closing.push(() => writer.end())
+      await writer.query('BEGIN')
+      await writer.query(`INSERT INTO "Contact" (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`, [...values, now])
+      commit = async () => void (await writer.query('COMMIT'))
+    }
+    // PostgreSQL: a write that starts after the open one and ends before the count, so that the
+    // count's snapshot holds the open write among its running transactions, below its upper bound.
+    // (SQLite has one writer at a time.)
+    if (kit.deps.dbKind === 'postgresql') await kit.seed().account()
+    // Counted without the open write, and remembered.
+    expect((await expectAnswer(accountId, 'zebu', true)).total).toBe(1_100)
+    await expectAnswer(accountId, 'zebu', false)
+    await commit()
+    expect((await expectAnswer(accountId, 'zebu', true)).total).toBe(1_101)
+  })
+
+  it.runIf(target.name === 'postgresql')('purges change rows older than an hour, and only those', async () => {
+    const accountId = await seeded()
+    await kit.db.$executeRawUnsafe(`UPDATE "ContactChange" SET "at" = now() - interval '61 minutes' WHERE "accountId" = $1`, accountId)
+    const other = randomUUID()
+    await kit.db.$executeRawUnsafe(`INSERT INTO "ContactChange" ("accountId", "at") VALUES ($1, now() - interval '59 minutes')`, other)
+    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 0 })).toBeGreaterThanOrEqual(1)
+    const left = await kit.db.$queryRawUnsafe<{ accountId: string }[]>(
+      `SELECT "accountId" FROM "ContactChange" WHERE "accountId" IN ($1, $2)`,
+      accountId,
+      other,
+    )
+    expect(left).toEqual([{ accountId: other }])
+    // Within the interval of the last purge nothing is done.
+    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 60_000 })).toBe(0)
+  })
+
+  it.runIf(target.name === 'sqlite')('keeps no change rows on SQLite', async () => {
+    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 0 })).toBe(0)
+  })
+})
