@@ -23,14 +23,17 @@ CREATE TRIGGER "ContactChange_insert" AFTER INSERT ON "Contact" REFERENCING NEW 
     FOR EACH STATEMENT EXECUTE FUNCTION "contact_changes_inserted"();
 CREATE TRIGGER "ContactChange_delete" AFTER DELETE ON "Contact" REFERENCING OLD TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION "contact_changes_inserted"();
--- An update counts when it changes what a search matches: the search text (or, never done, the account).
+-- An update counts when it changes what a search matches: the search text (or, never done, the
+-- account). Set operations, not a join: the function's cached plan cannot turn into a nested loop
+-- over both transition tables (a join did: 60 ms a 1,000-row statement).
 CREATE FUNCTION "contact_changes_updated"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     INSERT INTO "ContactChange" ("accountId")
-    SELECT DISTINCT a."accountId" FROM (
-        SELECT o."accountId" AS a1, n."accountId" AS a2 FROM was o JOIN changed n ON n."id" = o."id"
-        WHERE o."searchText" IS DISTINCT FROM n."searchText" OR o."accountId" IS DISTINCT FROM n."accountId"
-    ) d CROSS JOIN LATERAL (VALUES (d.a1), (d.a2)) a("accountId")
+    SELECT DISTINCT d."accountId" FROM (
+        (SELECT "id", "accountId", "searchText" FROM changed EXCEPT SELECT "id", "accountId", "searchText" FROM was)
+        UNION ALL
+        (SELECT "id", "accountId", "searchText" FROM was EXCEPT SELECT "id", "accountId", "searchText" FROM changed)
+    ) d
     ON CONFLICT DO NOTHING;
     RETURN NULL;
 END $$;
