@@ -3,7 +3,9 @@
 // 19, on demand: seeding takes minutes) through the real server (src/process/server.ts in a child
 // process, as the peers benchmark runs it), one client, sequential requests: median and p90 of
 // DEEP_PAGE_SAMPLES (21) after 3 warm-ups, for page 1, the middle page, the last page, a rare and
-// a common search, and the first, middle and last page of a group of a tenth of the contacts; then
+// a common search (the same page again: remembered), the common one after a change of one contact
+// before each request (run in full), and the first, middle and last page of a group of a tenth of
+// the contacts; then
 // add-contacts of 10,000 new contacts into this account and into one of 10,000, alternated
 // (DEEP_PAGE_WRITES pairs, default 2), and their ratio (issue 19: at most 1.5x). The rows are the
 // peers benchmark's (bench/peers/seed.ts, plain INSERTs and ANALYZE). PostgreSQL is measured twice:
@@ -24,7 +26,7 @@ import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
 import { startChild } from './peers/processes.js'
-import { RARE, seedContacts } from './peers/seed.js'
+import { fakeContact, RARE, seedContacts } from './peers/seed.js'
 
 const COUNT = Number(process.env.DEEP_PAGE_CONTACTS ?? 100_000)
 if (!Number.isInteger(COUNT) || COUNT < 10_000 || COUNT % 250 !== 0)
@@ -90,6 +92,21 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
   )
   try {
     const n = (x: number) => x.toLocaleString('en')
+    const changed = fakeContact(20_000_000, 1)
+    const changeOne = async (i: number) => {
+      const res = await fetch(`${service.baseUrl}/api/contact/save`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          mobile: changed.mobile,
+          first_name: changed.firstName,
+          family_name: changed.familyName,
+          other_names: `Changed ${i}`,
+        }),
+      })
+      await res.text()
+      if (res.status !== 200) throw new Error(`contact/save: ${res.status}`)
+    }
     const pages = COUNT / 25
     const groupPages = COUNT / 250
     const cases = [
@@ -98,6 +115,14 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
       { request: `page ${n(pages)} (the last)`, path: `/api/contacts?page=${pages}`, total: COUNT },
       { request: `search "${RARE}" (1%), page 1`, path: `/api/contacts?search=${RARE}`, total: COUNT / 100 },
       { request: `search "${COMMON}" (5%), page 1`, path: `/api/contacts?search=${COMMON}`, total: COUNT / 20 },
+      // A search is remembered while the account's contacts stay as they were (remembered-searches.ts);
+      // here one contact's other names change before each request, so every one runs in full.
+      {
+        request: `search "${COMMON}" (5%), page 1, after a change`,
+        path: `/api/contacts?search=${COMMON}`,
+        total: COUNT / 20,
+        before: changeOne,
+      },
       { request: `group of ${n(COUNT / 10)}, page 1`, path: `/api/contact/group/${groupId}/contacts?page=1`, total: COUNT / 10 },
       {
         request: `group of ${n(COUNT / 10)}, page ${n(groupPages / 2)} (the middle)`,
@@ -113,6 +138,7 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
     for (const c of cases) {
       const times: number[] = []
       for (let i = 0; i < SAMPLES + 3; i++) {
+        await c.before?.(i)
         const started = performance.now()
         const res = await fetch(`${service.baseUrl}${c.path}`, { headers: { authorization: `Bearer ${apiKey}` } })
         const body = (await res.json()) as { meta?: { total: number }; data?: unknown[] }
