@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { Prisma } from '../src/generated/sqlite/client.js'
-import { contactListOrder, contactListStatement, contactListWhere, listContacts } from '../src/messaging/contact-list.js'
+import { contactListStatement, listContacts } from '../src/messaging/contact-list.js'
+import { prismaPage } from './kit/contact-pages.js'
 import { pageRequest } from '../src/messaging/paging.js'
 import type { ContactInput } from '../src/messaging/contacts.js'
 
@@ -58,21 +59,8 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     }
   })
 
-  async function expected(list: List, page: number, perPage: number, search = '') {
-    const request = pageRequest({ page, perPage, search })
-    const where = contactListWhere(list.accountId, request, list.groupId)
-    const [rows, total] = await Promise.all([
-      kit.db.contact.findMany({
-        where,
-        orderBy: contactListOrder,
-        skip: request.skip,
-        take: request.perPage,
-        select: { id: true, firstName: true, familyName: true },
-      }),
-      kit.db.contact.count({ where }),
-    ])
-    return { rows, total }
-  }
+  const expected = (list: List, page: number, perPage: number, search = '') =>
+    prismaPage(kit.db, list, { page, perPage, search }, ['firstName', 'familyName'])
 
   async function actual(list: List, page: number, perPage: number, search = '') {
     const request = pageRequest({ page, perPage, search })

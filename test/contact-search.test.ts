@@ -11,7 +11,8 @@ import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
 import { parseContacts } from '../src/messaging/contacts.js'
 import { upsertContacts } from '../src/messaging/upsert-contacts.js'
-import { contactListOrder, contactListWhere, isTrigramTerm, listContacts } from '../src/messaging/contact-list.js'
+import { isTrigramTerm, listContacts } from '../src/messaging/contact-list.js'
+import { prismaPage } from './kit/contact-pages.js'
 import { pageRequest } from '../src/messaging/paging.js'
 
 // Characters chosen to trip an index that is not exact: LIKE wildcards and escape, case pairs,
@@ -85,21 +86,8 @@ describe.each(targets)('contact search on $name is exactly the substring match',
   })
 
   /** What the lists answered before the index: Prisma's contains (LIKE '%term%'), ordered, paged and counted. */
-  async function reference(search: string, page: number, perPage: number, group?: string) {
-    const request = pageRequest({ search, page, perPage })
-    const where = contactListWhere(accountId, request, group)
-    const [rows, total] = await Promise.all([
-      kit.db.contact.findMany({
-        where,
-        orderBy: contactListOrder,
-        skip: request.skip,
-        take: request.perPage,
-        select: { id: true, firstName: true },
-      }),
-      kit.db.contact.count({ where }),
-    ])
-    return { rows, total }
-  }
+  const reference = (search: string, page: number, perPage: number, group?: string) =>
+    prismaPage(kit.db, { accountId, groupId: group }, { search, page, perPage }, ['firstName'])
 
   /** candidatesFirst: SQLite's plan driven by the search index's candidates (set by listContacts for big accounts). */
   async function indexed(search: string, page: number, perPage: number, group?: string, candidatesFirst?: boolean) {

@@ -8,7 +8,8 @@ import BetterSqlite3 from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { schemaClient, targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
-import { contactListOrder, contactListWhere, listContacts } from '../src/messaging/contact-list.js'
+import { listContacts } from '../src/messaging/contact-list.js'
+import { prismaPage } from './kit/contact-pages.js'
 import { pageRequest } from '../src/messaging/paging.js'
 import { contactKeys, parseContacts } from '../src/messaging/contacts.js'
 import { upsertContacts } from '../src/messaging/upsert-contacts.js'
@@ -43,21 +44,8 @@ describe.each(targets)('a remembered search on $name', (target) => {
     listContacts(deps, { accountId, request: pageRequest({ search, page: number, perPage: 25 }) }, COLUMNS)
 
   /** The same page from Prisma's own query: what every answer must be. */
-  async function reference(accountId: string, search: string, number = 1) {
-    const request = pageRequest({ search, page: number, perPage: 25 })
-    const where = contactListWhere(accountId, request)
-    const [rows, total] = await Promise.all([
-      kit.db.contact.findMany({
-        where,
-        orderBy: contactListOrder,
-        skip: request.skip,
-        take: request.perPage,
-        select: { id: true, firstName: true, gender: true },
-      }),
-      kit.db.contact.count({ where }),
-    ])
-    return { rows, total }
-  }
+  const reference = (accountId: string, search: string, number = 1) =>
+    prismaPage(kit.db, { accountId }, { search, page: number, perPage: 25 }, ['firstName', 'gender'])
 
   async function expectAnswer(accountId: string, search: string, counted: boolean, number = 1, deps = kit.deps) {
     const got = await page(accountId, search, number, deps)
