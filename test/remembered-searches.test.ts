@@ -1,11 +1,12 @@
 // A remembered search (src/messaging/remembered-searches.ts): a page of an account's search of
 // 1,000 matches or more is answered again from its ids, and only while nothing that could change
 // the matches has happened since its count, whoever wrote (this process, another database handle,
-// a transaction that was still open when the search was counted). Every answer is compared with
+// a transaction that was still open when the search was counted, random mixes of both). Every answer is compared with
 // Prisma's own query of the same list.
 import { randomUUID } from 'node:crypto'
 import BetterSqlite3 from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { schemaClient, targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { listContacts } from '../src/messaging/contact-list.js'
@@ -164,6 +165,59 @@ describe.each(targets)('a remembered search on $name', (target) => {
     await expectAnswer(accountId, 'zebu', false)
     await commit()
     expect((await expectAnswer(accountId, 'zebu', true)).total).toBe(1_101)
+  })
+
+  it('answers like the full search through random writes and searches from two instances', async () => {
+    const other = await otherInstance()
+    const instances = [kit.deps, other]
+    // Mobiles of the writes' own contacts; names that match "zebu" (and "zebu 0") or not.
+    const mobileOf = (n: number) => `+2547980${String(n).padStart(5, '0')}`
+    const instance = fc.nat(1)
+    const n = fc.nat(29)
+    type Op =
+      | { kind: 'search'; term: string; page: number; via: number }
+      | { kind: 'save'; n: number; name: string; via: number }
+      | { kind: 'delete' | 'gender'; n: number; via: number }
+    // Searches weigh most, over few pages, so that many find their page remembered.
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          kind: fc.constant('search' as const),
+          term: fc.constantFrom('zebu', 'zebu 0', 'ng', 'zebu 01'),
+          page: fc.integer({ min: 1, max: 2 }),
+          via: instance,
+        }),
+      },
+      fc.record({ kind: fc.constant('save' as const), n, name: fc.constantFrom('Zebu 00000c', 'Zebu 2', 'Plain'), via: instance }),
+      fc.record({ kind: fc.constantFrom('delete' as const, 'gender' as const), n, via: instance }),
+    )
+    let remembered = 0
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 8, maxLength: 24 }), async (ops) => {
+        const accountId = await seeded()
+        // Every search twice before the writes start, so that each is remembered by one instance.
+        for (const via of [0, 1]) for (const term of ['zebu', 'ng']) await page(accountId, term, 1, instances[via])
+        for (const o of ops) {
+          const deps = instances[o.via]!
+          if (o.kind === 'search') {
+            const got = await page(accountId, o.term, o.page, deps)
+            if (!got.counted) remembered++
+            expect({ rows: got.rows, total: got.total }, JSON.stringify(o)).toEqual(await reference(accountId, o.term, o.page))
+          } else if (o.kind === 'save') {
+            await upsertContacts(deps, accountId, parseContacts([{ mobile: mobileOf(o.n), firstName: o.name, familyName: 'Ng' }], 'KE'))
+          } else {
+            const found = await deps.db.contact.findFirst({ where: { accountId, mobile: mobileOf(o.n) }, select: { id: true } })
+            if (!found) continue
+            if (o.kind === 'delete') await deps.db.contact.delete({ where: { id: found.id } })
+            else await deps.db.contact.update({ where: { id: found.id }, data: { gender: o.n % 2 ? 'male' : 'female' } })
+          }
+        }
+      }),
+      { numRuns: 6, seed: 1926 },
+    )
+    // The remembered path was taken, not only the full search.
+    expect(remembered).toBeGreaterThan(0)
   })
 
   it.runIf(target.name === 'postgresql')('purges change rows older than an hour, and only those', async () => {
