@@ -1,8 +1,8 @@
 // A remembered search (src/messaging/remembered-searches.ts): a page of an account's search of
 // 1,000 matches or more is answered again from its ids, and only while nothing that could change
 // the matches has happened since its count, whoever wrote (this process, another database handle,
-// a transaction that was still open when the search was counted, random mixes of both). Every answer is compared with
-// Prisma's own query of the same list.
+// a transaction that was still open when the search was counted, random mixes of both). Every
+// answer is compared with Prisma's own query of the same list.
 import { randomUUID } from 'node:crypto'
 import BetterSqlite3 from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
