@@ -6,7 +6,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma'
 import type { GraphQLResolveInfo } from 'graphql'
 import { builder } from './builder.js'
 import type { Context } from './context.js'
-import { keysetConnection, planKeysetPage, type ConnectionArgs, type KeysetOrder } from './keyset.js'
+import { keysetConnection, planKeysetPage, type ConnectionArgs, type KeysetOrder, type KeysetPlan } from './keyset.js'
 
 builder.globalConnectionField('totalCount', (t) =>
   t.int({
@@ -21,7 +21,11 @@ export interface PrismaConnectionSpec<Row> {
   order: KeysetOrder
   /** The list's filter: account, search, status... */
   where: Record<string, unknown>
-  findMany: (query: { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[]; take: number }) => Promise<Row[]>
+  /** The page's rows; `plan` holds the cursors' values and the reading direction, for a reader that builds its own statement. */
+  findMany: (
+    query: { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[]; take: number },
+    plan: KeysetPlan,
+  ) => Promise<Row[]>
   /** Whether a row matches (for the pageInfo flag facing away from the reading direction). */
   findFirst: (query: { where: Record<string, unknown>; select: { id: true } }) => Promise<unknown>
   totalCount: () => Promise<number>
@@ -44,12 +48,15 @@ export async function prismaConnection<Row extends object>(
     paths: [['edges', 'node']],
     awaitSelections: true,
   })) as Record<string, unknown>
-  const rows = await spec.findMany({
-    ...selection,
-    where: { AND: [spec.where, plan.query.where] },
-    orderBy: plan.query.orderBy,
-    take: plan.query.take,
-  })
+  const rows = await spec.findMany(
+    {
+      ...selection,
+      where: { AND: [spec.where, plan.query.where] },
+      orderBy: plan.query.orderBy,
+      take: plan.query.take,
+    },
+    plan,
+  )
   const connection = keysetConnection(
     plan,
     rows,

@@ -69,16 +69,16 @@ export function listColumns(select: Record<string, unknown> | undefined): Contac
   return [...wanted]
 }
 
-export async function listContacts(
-  { db, dbKind: kind, directRead }: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
-  list: ContactList,
-  columns: readonly ContactListColumn[],
-): Promise<ContactListPage> {
-  const read = async (statement: Prisma.Sql) => {
+/**
+ * A list statement's reader: directly (no Prisma runtime: Database.directRead), prepared on
+ * PostgreSQL (a few shapes, each parsed once per connection); where it declines or fails, through
+ * Prisma, whose errors the service classifies (a busy or broken database answers 503).
+ */
+export function readDirect({ db, directRead }: Pick<Deps, 'db' | 'directRead'>) {
+  return async (statement: Prisma.Sql) => {
     let rows: Record<string, unknown>[] | undefined
     if (directRead) {
       try {
-        // Prepared on PostgreSQL: a few shapes, one per request, each parsed once per connection.
         rows = await directRead(statement, { prepared: true })
       } catch {
         rows = undefined
@@ -86,6 +86,15 @@ export async function listContacts(
     }
     return rows ?? (await db.$queryRaw<Record<string, unknown>[]>(statement))
   }
+}
+
+export async function listContacts(
+  deps: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
+  list: ContactList,
+  columns: readonly ContactListColumn[],
+): Promise<ContactListPage> {
+  const { db, dbKind: kind } = deps
+  const read = readDirect(deps)
   const { searchKey, skip, perPage } = list.request
   const search = searchKey && !list.groupId ? { accountId: list.accountId, searchKey, skip, perPage } : undefined
   const known = search && rememberedPage(db, search)
@@ -99,10 +108,7 @@ export async function listContacts(
   if (kind === 'sqlite' && searchKey && isTrigramTerm(searchKey) && list.candidatesFirst === undefined) {
     list = { ...list, candidatesFirst: await searchIndexFirst(read, list.accountId, searchKey) }
   }
-  const statement = contactListStatement(kind, list, columns)
-  // Read directly (no Prisma runtime: Database.directRead); where it declines or fails, through
-  // Prisma, whose errors the service classifies (a busy or broken database answers 503).
-  const result = await read(statement)
+  const result = await read(contactListStatement(kind, list, columns))
   const total = Number(result[0]?.total ?? 0)
   // The account's size, for the next search's plan (searchIndexFirst): the all-contacts list's
   // total, or the column a SQLite search statement carries for it.
@@ -223,21 +229,10 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
         JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
       ORDER BY p."sortKey1", p."sortKey2", p."id"`
   } else {
-    const candidates =
-      kind === 'sqlite' && isTrigramTerm(request.searchKey)
-        ? Prisma.sql`AND c.rowid IN (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${ftsPhrase(request.searchKey)})`
-        : Prisma.empty
     // SQLite: the account's size rides along, for the next search's plan (searchIndexFirst).
     const accountTotal =
       kind === 'sqlite' ? Prisma.sql`, (SELECT "total" FROM "ListTotal" WHERE "listId" = ${accountId}) AS "accountTotal"` : Prisma.empty
-    // Unary + keeps SQLite from the account's index, so the candidates' rowids drive the read.
-    const account = kind === 'sqlite' && list.candidatesFirst ? Prisma.raw('+c."accountId"') : Prisma.raw('c."accountId"')
-    const member = groupId
-      ? Prisma.sql`AND EXISTS (SELECT 1 FROM "Membership" m WHERE m."groupId" = ${groupId} AND m."contactId" = c."id")`
-      : Prisma.empty
-    // searchKey holds no LIKE wildcard (search-text.ts swaps them), so this is a plain substring match.
-    const matching = Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Contact" c
-        WHERE ${account} = ${accountId} AND c."searchText" LIKE ${`%${request.searchKey}%`} ${candidates} ${member}`
+    const matching = matchingContacts(kind, { accountId, groupId, searchKey: request.searchKey, candidatesFirst: list.candidatesFirst })
     // An account's search says what its count saw, so that it can be remembered.
     const mark = groupId ? Prisma.empty : Prisma.sql`, ${changeMark(kind, accountId)} AS "mark"`
     sql = isTrigramTerm(request.searchKey)
@@ -253,6 +248,25 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
           ORDER BY p."sortKey1", p."sortKey2", p."id"`
   }
   return sql
+}
+
+/** The ids and sort keys of the list's contacts that match the search (a term of any length). */
+export function matchingContacts(
+  kind: DatabaseKind,
+  { accountId, groupId, searchKey, candidatesFirst }: { accountId: string; groupId?: string; searchKey: string; candidatesFirst?: boolean },
+): Prisma.Sql {
+  const candidates =
+    kind === 'sqlite' && isTrigramTerm(searchKey)
+      ? Prisma.sql`AND c.rowid IN (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${ftsPhrase(searchKey)})`
+      : Prisma.empty
+  // Unary + keeps SQLite from the account's index, so the candidates' rowids drive the read.
+  const account = kind === 'sqlite' && candidatesFirst ? Prisma.raw('+c."accountId"') : Prisma.raw('c."accountId"')
+  const member = groupId
+    ? Prisma.sql`AND EXISTS (SELECT 1 FROM "Membership" m WHERE m."groupId" = ${groupId} AND m."contactId" = c."id")`
+    : Prisma.empty
+  // searchKey holds no LIKE wildcard (search-text.ts swaps them), so this is a plain substring match.
+  return Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Contact" c
+      WHERE ${account} = ${accountId} AND c."searchText" LIKE ${`%${searchKey}%`} ${candidates} ${member}`
 }
 
 /**

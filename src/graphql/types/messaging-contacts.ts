@@ -11,11 +11,13 @@ import {
   CONTACT_LIST_COLUMNS,
   contactListWhere,
   findContact,
+  isTrigramTerm,
   listColumns,
   listContacts,
   type ContactListPage,
 } from '../../messaging/contact-list.js'
 import { contactListTotal } from '../../messaging/list-totals.js'
+import { searchPageIds } from '../../messaging/contact-search-page.js'
 import { prismaConnection, type ConnectionArgs } from '../connections.js'
 import type { KeysetOrder } from '../keyset.js'
 import type { Context } from '../context.js'
@@ -326,7 +328,21 @@ function contactConnection(
     typeName: 'Contact',
     order: CONTACT_ORDER,
     where: contactListWhere(accountId, { searchKey }, groupId),
-    findMany: (query) => ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>,
+    findMany: async (query, plan) => {
+      if (groupId || !isTrigramTerm(searchKey)) return ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>
+      // A search through its own bounded plan (contact-search-page.ts), then the page's rows by id
+      // with Pothos' selection.
+      const [from, until] = plan.backward ? [plan.before, plan.after] : [plan.after, plan.before]
+      const ids = await searchPageIds(ctx.deps, {
+        accountId,
+        searchKey,
+        from: from as string[] | null,
+        until: until as string[] | null,
+        backward: plan.backward,
+        take: query.take,
+      })
+      return ctx.deps.db.contact.findMany({ ...query, where: { accountId, id: { in: ids } } }) as Promise<ContactRow[]>
+    },
     findFirst: (query) => ctx.deps.db.contact.findFirst(query),
     totalCount: () => contactListTotal(ctx.deps.db, { accountId, groupId, searchKey }),
   })
