@@ -8,16 +8,8 @@ import { parseContacts } from '../src/messaging/contacts.js'
 import { upsertContacts } from '../src/messaging/upsert-contacts.js'
 import { contactListWhere } from '../src/messaging/contact-list.js'
 import { searchPageIds } from '../src/messaging/contact-search-page.js'
-import { encodeCursor, planKeysetPage, type ConnectionArgs, type KeysetOrder } from '../src/graphql/keyset.js'
-
-const ORDER: KeysetOrder = {
-  name: 'test-contacts',
-  columns: [
-    { field: 'firstNameKey', direction: 'asc', type: 'string' },
-    { field: 'familyNameKey', direction: 'asc', type: 'string' },
-    { field: 'id', direction: 'asc', type: 'string' },
-  ],
-}
+import { encodeCursor, planKeysetPage, type ConnectionArgs } from '../src/graphql/keyset.js'
+import { CONTACT_ORDER } from '../src/graphql/types/messaging-contacts.js'
 
 describe.each(targets)('a searched connection page on $name', (target) => {
   const kit = useKit(target)
@@ -39,7 +31,7 @@ describe.each(targets)('a searched connection page on $name', (target) => {
   }
 
   async function reference(accountId: string, args: ConnectionArgs) {
-    const plan = planKeysetPage(ORDER, args)
+    const plan = planKeysetPage(CONTACT_ORDER, args)
     const rows = await kit.db.contact.findMany({
       where: { AND: [contactListWhere(accountId, { searchKey: 'wanj' }), plan.query.where] },
       orderBy: plan.query.orderBy,
@@ -53,7 +45,7 @@ describe.each(targets)('a searched connection page on $name', (target) => {
     const accountId = await seeded()
     const all = (await reference(accountId, { first: 100 })).rows
     expect(all).toHaveLength(17)
-    const cursor = (i: number) => encodeCursor(ORDER, all[i]!)
+    const cursor = (i: number) => encodeCursor(CONTACT_ORDER, all[i]!)
     const cases: ConnectionArgs[] = [{ first: 5 }, { first: 1 }, { first: 100 }, { last: 3 }, { last: 100 }, { first: 0 }]
     for (let i = 0; i < all.length; i++) {
       cases.push({ first: 4, after: cursor(i) }, { last: 4, before: cursor(i) })
@@ -92,7 +84,7 @@ describe.each(targets)('a searched connection page on $name', (target) => {
 
   it('answers a term that is in every contact (the mobile prefix) from the walk', async () => {
     const accountId = await seeded()
-    const plan = planKeysetPage(ORDER, { first: 5 })
+    const plan = planKeysetPage(CONTACT_ORDER, { first: 5 })
     const request = { accountId, searchKey: '254797', from: null, until: null, backward: false, take: plan.query.take }
     const rows = await kit.db.contact.findMany({
       where: contactListWhere(accountId, { searchKey: '254797' }),

@@ -297,7 +297,7 @@ builder.mutationFields((t) => ({
 // ---------------------------------------------------------------- Relay connection
 
 /** The REST order (contactListOrder), as a keyset: sort keys, then the uuid as the last tiebreak. */
-const CONTACT_ORDER: KeysetOrder = {
+export const CONTACT_ORDER: KeysetOrder = {
   name: 'contacts',
   columns: [
     { field: 'firstNameKey', direction: 'asc', type: 'string' },
