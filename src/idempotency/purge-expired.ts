@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js'
+import { oncePerInterval } from '../core/once-per-interval.js'
 
-const lastPurge = new WeakMap<object, number>()
+const purgeDue = oncePerInterval()
 
 /**
  * Deletes Idempotency-Key records past their 24 h. Cheap enough for every worker tick: it runs at
@@ -12,9 +13,7 @@ export async function purgeExpiredIdempotencyRecords(
   { minIntervalMs = 60_000 }: { minIntervalMs?: number } = {},
 ): Promise<number> {
   const now = clock.now().getTime()
-  const last = lastPurge.get(db)
-  if (last !== undefined && now >= last && now - last < minIntervalMs) return 0
-  lastPurge.set(db, now)
+  if (!purgeDue(db, now, minIntervalMs)) return 0
   const { count } = await db.idempotencyRecord.deleteMany({ where: { expiresAt: { lte: new Date(now) } } })
   return count
 }

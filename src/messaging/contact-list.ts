@@ -152,7 +152,7 @@ function selectedColumns(columns: readonly ContactListColumn[]) {
  * (1 when nothing that could change the matches has happened since `mark`), in one snapshot. The
  * rows come only when fresh.
  */
-export function rememberedPageStatement(
+function rememberedPageStatement(
   kind: DatabaseKind,
   accountId: string,
   mark: string,

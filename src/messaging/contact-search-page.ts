@@ -19,7 +19,7 @@ import { matchingContacts, readDirect } from './contact-list.js'
  * stops the walk at the page's last match; SQLite evaluates the whole walk for its row numbers
  * (about 1.5 ms a 1,000 rows), so it walks less.
  */
-export const PROBE_ROWS = { postgresql: 2_000, sqlite: 500 } as const
+const PROBE_ROWS = { postgresql: 2_000, sqlite: 500 } as const
 
 export interface SearchPageRequest {
   accountId: string

@@ -22,6 +22,7 @@ import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
 import type { Deps } from '../deps.js'
 import { Prisma } from '../generated/sqlite/client.js'
+import { oncePerInterval } from '../core/once-per-interval.js'
 
 /** Searches with fewer matches run in full every time: the search index makes that a few milliseconds. */
 export const REMEMBERED_TOTAL_MIN = 1_000
@@ -30,7 +31,7 @@ export const REMEMBERED_TOTAL_MIN = 1_000
  * an hour (purgeContactChanges), so a transaction that writes contacts for more than 55 minutes
  * could outlive its row; the service's own transactions end within 2 minutes.
  */
-export const REMEMBERED_MAX_AGE_MS = 5 * 60_000
+const REMEMBERED_MAX_AGE_MS = 5 * 60_000
 /** At most this many searches a database handle (the oldest go first), each with at most this many pages. */
 const MAX_SEARCHES = 1_000
 const MAX_PAGES = 8
@@ -103,16 +104,16 @@ export function changeMark(kind: DatabaseKind, accountId: string): Prisma.Sql {
 
 /** True when nothing that could change the account's matches has happened since `mark`. */
 export function unchangedSince(kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql {
-  if (kind === 'sqlite') return Prisma.sql`(SELECT "changes" FROM "ListTotal" WHERE "listId" = ${accountId}) = ${Number(mark)}`
+  if (kind === 'sqlite') return Prisma.sql`${changeMark(kind, accountId)} = ${Number(mark)}`
   // Rows of transactions older than the snapshot's xmin were visible to it: only the later ones
   // (a range of the primary key) are checked against it.
   return Prisma.sql`NOT EXISTS (SELECT 1 FROM "ContactChange" WHERE "accountId" = ${accountId}
       AND "txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot)) AND NOT pg_visible_in_snapshot("txid", CAST(${mark} AS pg_snapshot)))`
 }
 
-const lastPurge = new WeakMap<object, number>()
+const purgeDue = oncePerInterval()
 /** Change rows are kept this long, well past REMEMBERED_MAX_AGE_MS. */
-export const CONTACT_CHANGE_RETENTION_SECONDS = 3600
+const CONTACT_CHANGE_RETENTION_SECONDS = 3600
 
 /**
  * PostgreSQL: deletes the contact change rows older than an hour, at most once per `minIntervalMs`
@@ -123,10 +124,7 @@ export async function purgeContactChanges(
   { minIntervalMs = 60_000 }: { minIntervalMs?: number } = {},
 ): Promise<number> {
   if (dbKind !== 'postgresql') return 0
-  const now = clock.now().getTime()
-  const last = lastPurge.get(db)
-  if (last !== undefined && now >= last && now - last < minIntervalMs) return 0
-  lastPurge.set(db, now)
+  if (!purgeDue(db, clock.now().getTime(), minIntervalMs)) return 0
   // The database's clock, the one that wrote "at" (a test clock may be pinned anywhere).
   return db.$executeRaw`DELETE FROM "ContactChange" WHERE "at" < now() - make_interval(secs => ${CONTACT_CHANGE_RETENTION_SECONDS})`
 }
