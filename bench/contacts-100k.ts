@@ -4,9 +4,9 @@
 //   page 1, and the last page. BENCH_DATABASE_URL selects PostgreSQL (default: a fresh SQLite file).
 // Targets (issue 8): search <= 25 ms on both databases, page 1 <= 8 ms, last page on PostgreSQL <= 30 ms.
 import { loadavg } from 'node:os'
-import { randomUUID } from 'node:crypto'
 import { createAccount } from '../src/accounts/create-account.js'
 import { contactKeys } from '../src/messaging/contacts.js'
+import { timeOrderedId } from '../src/db/time-ordered-id.js'
 import { startBench } from './harness.js'
 import { listContacts } from '../src/messaging/contact-list.js'
 import { pageRequest } from '../src/messaging/paging.js'
@@ -71,7 +71,7 @@ for (let offset = 0; offset < TOTAL; offset += 1000) {
     const mobile = `+2547${String(10_000_000 + n)}`
     const email = n % 3 === 0 ? `${firstName.toLowerCase().replace(' ', '.')}.${n}@example.com` : null
     return {
-      id: randomUUID(),
+      id: timeOrderedId(),
       accountId: account.id,
       mobile,
       firstName,

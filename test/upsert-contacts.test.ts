@@ -228,6 +228,25 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     expect(await kit.db.membership.count({ where: { groupId: s.group.id } })).toBe(10_000)
   }, 120_000)
 
+  it('gives new contacts time-ordered ids (UUID version 7): in the order of the request, after every earlier one', async () => {
+    const s = await kit.seed().account()
+    const first = await upsert(s.account.id, [
+      { mobile: mobile(), firstName: 'A' },
+      { mobile: mobile(), firstName: 'B' },
+    ])
+    const second = await upsert(s.account.id, [
+      { mobile: mobile(), firstName: 'C' },
+      { mobile: mobile(), firstName: 'D' },
+      { mobile: mobile(), firstName: 'E' },
+    ])
+    const ids = [...first, ...second].map((c) => c.id)
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect([...ids].sort()).toEqual(ids)
+    // The database orders them the same way (the name order's last key and the primary key).
+    const stored = await kit.db.contact.findMany({ where: { accountId: s.account.id }, orderBy: { id: 'asc' }, select: { id: true } })
+    expect(stored.map((c) => c.id)).toEqual(ids)
+  })
+
   it('writes only the rows a request changes: the same contacts again cost no contact write and keep their updatedAt', async () => {
     const s = await kit.seed().account().group().group()
     const [first, second] = s.groups

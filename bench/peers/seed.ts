@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { parseDatabaseUrl } from '../../src/db/connection-url.js'
+import { timeOrderedId } from '../../src/db/time-ordered-id.js'
 import { contactKeys } from '../../src/messaging/contacts.js'
 
 const FIRST = [
@@ -47,7 +48,18 @@ export async function seedContacts(url: string, accountId: string, base: number,
   const row = (n: number, now: string) => {
     const c = fakeContact(base, n)
     const keys = contactKeys(c)
-    return [randomUUID(), accountId, c.mobile, c.firstName, c.familyName, keys.firstNameKey, keys.familyNameKey, keys.searchText, now, now]
+    return [
+      timeOrderedId(),
+      accountId,
+      c.mobile,
+      c.firstName,
+      c.familyName,
+      keys.firstNameKey,
+      keys.familyNameKey,
+      keys.searchText,
+      now,
+      now,
+    ]
   }
   const columns = `"id", "accountId", "mobile", "firstName", "familyName", "firstNameKey", "familyNameKey", "searchText", "createdAt", "updatedAt"`
   if (target.kind === 'sqlite') {

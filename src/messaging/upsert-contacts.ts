@@ -1,5 +1,5 @@
 // The contact write path: save, add-to-group and delist, in bulk SQL.
-import { randomUUID } from 'node:crypto'
+import { timeOrderedId } from '../db/time-ordered-id.js'
 import type { Deps } from '../deps.js'
 import { directTimestamp, type DirectStatement } from '../db/client.js'
 import { Prisma } from '../generated/sqlite/client.js'
@@ -199,7 +199,9 @@ async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string,
     const rows: ContactRow[] = []
     for (const c of chunk) {
       const row = stored.get(c.mobile)
-      const merged = row ? { ...row, ...c.fields, mobile: c.mobile } : { ...EMPTY_FIELDS, ...c.fields, id: randomUUID(), mobile: c.mobile }
+      const merged = row
+        ? { ...row, ...c.fields, mobile: c.mobile }
+        : { ...EMPTY_FIELDS, ...c.fields, id: timeOrderedId(), mobile: c.mobile }
       result.set(c.mobile, { id: merged.id!, created: !row })
       const next = {
         ...merged,
