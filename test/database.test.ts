@@ -32,13 +32,18 @@ describe.each(targets)('database on $name', (target) => {
     }
   })
 
-  it.runIf(target.name === 'postgresql')('runs its sessions with JIT off and the configured statement timeout', async () => {
-    // Deep pages plan a never-run branch with a high cost; JIT compiled it on every request (src/db/client.ts).
-    const settings = await kit.db.$queryRawUnsafe<{ jit: string; timeout: string }[]>(
-      `SELECT current_setting('jit') AS "jit", current_setting('statement_timeout') AS "timeout"`,
-    )
-    expect(settings).toEqual([{ jit: 'off', timeout: '10s' }])
-  })
+  it.runIf(target.name === 'postgresql')(
+    'runs its sessions with JIT and parallel plans off and the configured statement timeout',
+    async () => {
+      // Deep pages plan a never-run branch with a high cost; JIT compiled it on every request, and a
+      // parallel plan of it started its workers on every request (src/db/client.ts).
+      const settings = await kit.db.$queryRawUnsafe<{ jit: string; timeout: string; workers: string }[]>(
+        `SELECT current_setting('jit') AS "jit", current_setting('statement_timeout') AS "timeout",
+        current_setting('max_parallel_workers_per_gather') AS "workers"`,
+      )
+      expect(settings).toEqual([{ jit: 'off', timeout: '10s', workers: '0' }])
+    },
+  )
 
   it('serves /healthz and /readyz', async () => {
     expect(await kit.rest('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } })
