@@ -69,13 +69,8 @@ const contact = (n: number) => ({
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const load = () => loadavg()[0]!.toFixed(2)
 
-async function grow(label: string, databaseUrl?: string) {
-  const saved = process.env.BENCH_DATABASE_URL
-  if (databaseUrl) process.env.BENCH_DATABASE_URL = databaseUrl
-  else delete process.env.BENCH_DATABASE_URL
-  const bench = await startBench()
-  if (saved === undefined) delete process.env.BENCH_DATABASE_URL
-  else process.env.BENCH_DATABASE_URL = saved
+async function grow(label: string, databaseUrl: string | null) {
+  const bench = await startBench({}, {}, databaseUrl)
   try {
     const app = await createAccount(bench.deps, { name: 'Growth' })
     const group = (await createGroup(bench.deps, app.account.id, { name: 'Seed' })).group.id
@@ -105,7 +100,7 @@ async function grow(label: string, databaseUrl?: string) {
   }
 }
 
-const rows = [await grow('SQLite')]
+const rows = [await grow('SQLite', null)]
 const pg = await postgresSchema()
 if (pg) {
   try {

@@ -21,10 +21,14 @@ export interface Bench {
   close(): Promise<void>
 }
 
-/** BENCH_DATABASE_URL selects the database (default: a fresh SQLite file). */
-export async function startBench(extraEnv: Record<string, string> = {}, extraDeps: Partial<Deps> = {}): Promise<Bench> {
+/** `databaseUrl` (default BENCH_DATABASE_URL) selects the database; null or unset: a fresh SQLite file. */
+export async function startBench(
+  extraEnv: Record<string, string> = {},
+  extraDeps: Partial<Deps> = {},
+  databaseUrl: string | null = process.env.BENCH_DATABASE_URL ?? null,
+): Promise<Bench> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
-  const url = process.env.BENCH_DATABASE_URL ?? `file:${join(dir, 'bench.db')}`
+  const url = databaseUrl ?? `file:${join(dir, 'bench.db')}`
   await applyMigrations(url)
   const database = await openDatabase(url)
   const env = parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...extraEnv })
