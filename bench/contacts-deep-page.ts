@@ -4,8 +4,9 @@
 // process, as the peers benchmark runs it), one client, sequential requests: median and p90 of
 // DEEP_PAGE_SAMPLES (21) after 3 warm-ups, for page 1, the middle page, the last page, a rare and
 // a common search (the same page again: remembered), the common one after a change of one contact
-// before each request (run in full), and the first, middle and last page of a group of a tenth of
-// the contacts; then
+// before each request (run in full), the GraphQL Relay connection's first 25 of the common search
+// with its totalCount (remembered, and after a change), and the first, middle and last page of a
+// group of a tenth of the contacts; then
 // add-contacts of 10,000 new contacts into this account and into one of 10,000, alternated
 // (DEEP_PAGE_WRITES pairs, default 2), and their ratio (issue 19: at most 1.5x). The rows are the
 // peers benchmark's (bench/peers/seed.ts, plain INSERTs and ANALYZE). PostgreSQL is measured twice:
@@ -34,6 +35,8 @@ if (!Number.isInteger(COUNT) || COUNT < 10_000 || COUNT % 250 !== 0)
 const WRITES = Number(process.env.DEEP_PAGE_WRITES ?? 2)
 /** A first name of 1 contact in 20 (Wanjiru): the shared harness's search term. */
 const COMMON = 'wanj'
+/** The connection's first page of the common search, with its exact total. */
+const CONNECTION = `query { contactsConnection(search: "${COMMON}", first: 25) { totalCount edges { node { id firstName } } } }`
 const SAMPLES = Number(process.env.DEEP_PAGE_SAMPLES ?? 21)
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test'
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -123,6 +126,20 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
         total: COUNT / 20,
         before: changeOne,
       },
+      // The Relay connection's search: a bounded page, and its totalCount, remembered as the pages' totals are.
+      {
+        request: `GraphQL contactsConnection "${COMMON}", first 25 and totalCount`,
+        path: '/graphql',
+        total: COUNT / 20,
+        query: CONNECTION,
+      },
+      {
+        request: `GraphQL contactsConnection "${COMMON}", first 25 and totalCount, after a change`,
+        path: '/graphql',
+        total: COUNT / 20,
+        query: CONNECTION,
+        before: changeOne,
+      },
       { request: `group of ${n(COUNT / 10)}, page 1`, path: `/api/contact/group/${groupId}/contacts?page=1`, total: COUNT / 10 },
       {
         request: `group of ${n(COUNT / 10)}, page ${n(groupPages / 2)} (the middle)`,
@@ -140,11 +157,20 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
       for (let i = 0; i < SAMPLES + 3; i++) {
         await c.before?.(i)
         const started = performance.now()
-        const res = await fetch(`${service.baseUrl}${c.path}`, { headers: { authorization: `Bearer ${apiKey}` } })
-        const body = (await res.json()) as { meta?: { total: number }; data?: unknown[] }
+        const res = await fetch(`${service.baseUrl}${c.path}`, {
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          ...(c.query ? { method: 'POST', body: JSON.stringify({ query: c.query }) } : {}),
+        })
+        const json = (await res.json()) as {
+          meta?: { total: number }
+          data?: unknown[] | { contactsConnection: { totalCount: number; edges: unknown[] } }
+        }
         if (i >= 3) times.push(performance.now() - started)
-        if (res.status !== 200 || body.meta?.total !== c.total || body.data?.length !== 25) {
-          throw new Error(`${c.path}: ${res.status}, total ${body.meta?.total} (expected ${c.total}), ${body.data?.length} rows`)
+        const [total, rows] = Array.isArray(json.data)
+          ? [json.meta?.total, json.data.length]
+          : [json.data?.contactsConnection.totalCount, json.data?.contactsConnection.edges.length]
+        if (res.status !== 200 || total !== c.total || rows !== 25) {
+          throw new Error(`${c.path}: ${res.status}, total ${total} (expected ${c.total}), ${rows} rows`)
         }
       }
       times.sort((a, b) => a - b)

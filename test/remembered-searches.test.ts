@@ -9,7 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { schemaClient, targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
-import { listContacts } from '../src/messaging/contact-list.js'
+import { contactListOrder, contactListWhere, listContacts, searchTotal } from '../src/messaging/contact-list.js'
+import { searchPageIds } from '../src/messaging/contact-search-page.js'
+import { contactListTotal } from '../src/messaging/list-totals.js'
 import { prismaPage } from './kit/contact-pages.js'
 import { pageRequest } from '../src/messaging/paging.js'
 import { contactKeys, parseContacts } from '../src/messaging/contacts.js'
@@ -124,6 +126,86 @@ describe.each(targets)('a remembered search on $name', (target) => {
     }
   })
 
+  it('remembers the total of a search without a page (the Relay connection), shared with the pages', async () => {
+    const accountId = await seeded()
+    const other = await otherInstance()
+    const total = (searchKey: string, deps = kit.deps) => searchTotal(deps, { accountId, searchKey })
+    const count = (searchKey: string) => kit.db.contact.count({ where: contactListWhere(accountId, { searchKey }) })
+    expect(await total('zebu')).toEqual({ total: 1_100, counted: true })
+    expect(await total('zebu')).toEqual({ total: 1_100, counted: false })
+    // The pages of the same search, counted under the same mark, join it; the total stays remembered.
+    await expectAnswer(accountId, 'zebu', true)
+    await expectAnswer(accountId, 'zebu', false)
+    expect(await total('zebu')).toEqual({ total: 1_100, counted: false })
+    // A new match written by another instance: counted again, and the pages too.
+    await upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111112', firstName: 'Zebu 00000d' }], 'KE'))
+    expect(await count('zebu')).toBe(1_101)
+    expect(await total('zebu')).toEqual({ total: 1_101, counted: true })
+    await expectAnswer(accountId, 'zebu', true)
+    // A total that a page counted (the other instance never asked for the total).
+    await page(accountId, 'zebu', 1, other)
+    expect(await total('zebu', other)).toEqual({ total: 1_101, counted: false })
+    // A rename away from the matches, by this instance.
+    const renamed = await kit.db.contact.findFirstOrThrow({ where: { accountId, firstName: 'Zebu 00500' }, select: { mobile: true } })
+    await upsertContacts(kit.deps, accountId, parseContacts([{ mobile: renamed.mobile, firstName: 'Renamed' }], 'KE'))
+    expect(await total('zebu', other)).toEqual({ total: 1_100, counted: true })
+    // A 1-2 character term is remembered the same way; fewer than 1,000 matches never are.
+    expect(await total('ng')).toEqual({ total: await count('ng'), counted: true })
+    expect(await total('ng')).toEqual({ total: await count('ng'), counted: false })
+    const few = await count('zebu 000')
+    expect(few).toBeLessThan(REMEMBERED_TOTAL_MIN)
+    expect(await total('zebu 000')).toEqual({ total: few, counted: true })
+    expect(await total('zebu 000')).toEqual({ total: few, counted: true })
+    // contactListTotal: the remembered total for the account, a count for a group (never remembered).
+    const group = await kit.db.group.findFirstOrThrow({ where: { accountId } })
+    expect(await contactListTotal(kit.deps, { accountId, searchKey: 'zebu' })).toBe(1_100)
+    expect(await contactListTotal(kit.deps, { accountId, groupId: group.id, searchKey: 'zebu' })).toBe(
+      await kit.db.contact.count({ where: contactListWhere(accountId, { searchKey: 'zebu' }, group.id) }),
+    )
+  })
+
+  it('remembers a Relay connection page found through the search index, with the total', async () => {
+    const accountId = await seeded()
+    const other = await otherInstance()
+    const where = contactListWhere(accountId, { searchKey: 'zebu' })
+    const want = async (take: number, cursor?: string) =>
+      (
+        await kit.db.contact.findMany({
+          where,
+          orderBy: contactListOrder,
+          take,
+          ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
+          select: { id: true },
+        })
+      ).map((row) => row.id)
+    // Probing 10 contacts reads only "Other …" ones (they sort first): the search index finds the page.
+    const ask = async (from: string[] | null = null) => {
+      kit.statements.length = 0
+      const ids = await searchPageIds(
+        kit.deps,
+        { accountId, searchKey: 'zebu', from, until: null, backward: false, take: 26 },
+        { probe: 10 },
+      )
+      return { ids, statements: kit.statements.length }
+    }
+    expect(await ask()).toEqual({ ids: await want(26), statements: 2 })
+    // Again: one statement, the check that nothing changed the matches.
+    expect(await ask()).toEqual({ ids: await want(26), statements: 1 })
+    // Its count is the search's remembered total.
+    expect(await searchTotal(kit.deps, { accountId, searchKey: 'zebu' })).toEqual({ total: 1_100, counted: false })
+    // A page from a cursor is another page.
+    const first = await want(26)
+    const cursor = await kit.db.contact.findUniqueOrThrow({ where: { id: first[24]! } })
+    const next = [cursor.firstNameKey, cursor.familyNameKey, cursor.id]
+    expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 2 })
+    expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 1 })
+    // A new first match, written by another instance: found again in full.
+    await upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111113', firstName: 'Zebu 00000' }], 'KE'))
+    const after = await ask()
+    expect(after).toEqual({ ids: await want(26), statements: 3 })
+    expect(after.ids).not.toEqual(first)
+  })
+
   it('sees a write that was still open when the search was counted', async () => {
     const accountId = await seeded()
     const now = new Date()
@@ -176,6 +258,7 @@ describe.each(targets)('a remembered search on $name', (target) => {
     const n = fc.nat(29)
     type Op =
       | { kind: 'search'; term: string; page: number; via: number }
+      | { kind: 'total'; term: string; via: number }
       | { kind: 'save'; n: number; name: string; via: number }
       | { kind: 'delete' | 'gender'; n: number; via: number }
     // Searches weigh most, over few pages, so that many find their page remembered.
@@ -189,6 +272,7 @@ describe.each(targets)('a remembered search on $name', (target) => {
           via: instance,
         }),
       },
+      fc.record({ kind: fc.constant('total' as const), term: fc.constantFrom('zebu', 'ng', 'zebu 01'), via: instance }),
       fc.record({ kind: fc.constant('save' as const), n, name: fc.constantFrom('Zebu 00000c', 'Zebu 2', 'Plain'), via: instance }),
       fc.record({ kind: fc.constantFrom('delete' as const, 'gender' as const), n, via: instance }),
     )
@@ -204,6 +288,12 @@ describe.each(targets)('a remembered search on $name', (target) => {
             const got = await page(accountId, o.term, o.page, deps)
             if (!got.counted) remembered++
             expect({ rows: got.rows, total: got.total }, JSON.stringify(o)).toEqual(await reference(accountId, o.term, o.page))
+          } else if (o.kind === 'total') {
+            const got = await searchTotal(deps, { accountId, searchKey: o.term })
+            if (!got.counted) remembered++
+            expect(got.total, JSON.stringify(o)).toBe(
+              await deps.db.contact.count({ where: contactListWhere(accountId, { searchKey: o.term }) }),
+            )
           } else if (o.kind === 'save') {
             await upsertContacts(deps, accountId, parseContacts([{ mobile: mobileOf(o.n), firstName: o.name, familyName: 'Ng' }], 'KE'))
           } else {

@@ -31,7 +31,15 @@ import { notFound } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 import { jsonTexts } from '../db/json-texts.js'
-import { changeMark, forgetSearch, rememberedPage, rememberPage, unchangedSince } from './remembered-searches.js'
+import {
+  changeMark,
+  forgetSearch,
+  rememberedPage,
+  rememberedTotal,
+  rememberPage,
+  rememberTotal,
+  unchangedSince,
+} from './remembered-searches.js'
 
 export type ContactListColumn = Exclude<ContactColumn, 'searchText'>
 /** The Contact columns a list may read (its scalar fields, searchText aside). */
@@ -96,7 +104,7 @@ export async function listContacts(
   const { db, dbKind: kind } = deps
   const read = readDirect(deps)
   const { searchKey, skip, perPage } = list.request
-  const search = searchKey && !list.groupId ? { accountId: list.accountId, searchKey, skip, perPage } : undefined
+  const search = searchKey && !list.groupId ? { accountId: list.accountId, searchKey, page: `${skip}:${perPage}` } : undefined
   const known = search && rememberedPage(db, search)
   if (search && known) {
     const rows = await read(rememberedPageStatement(kind, list.accountId, known.mark, known.ids, columns))
@@ -130,6 +138,36 @@ export async function listContacts(
       rows.map((row) => row.id as string),
     )
   return { rows, total, counted: true }
+}
+
+/**
+ * The exact total of an account's search without a page (the Relay connection's totalCount). It is
+ * remembered as the pages' totals are, and shares them: a total of 1,000 matches or more, counted
+ * here or by a page of the same search, is answered again after one statement that checks that
+ * nothing that could change the matches has happened since its count. `counted` is false then.
+ */
+export async function searchTotal(
+  deps: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
+  search: { accountId: string; searchKey: string },
+): Promise<{ total: number; counted: boolean }> {
+  const { db, dbKind: kind } = deps
+  const read = readDirect(deps)
+  const known = rememberedTotal(db, search)
+  if (known) {
+    const [row] = await read(
+      Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, search.accountId, known.mark)} THEN 1 ELSE 0 END AS "fresh"`,
+    )
+    if (Number(row?.fresh) === 1) return { total: known.total, counted: false }
+    forgetSearch(db, search)
+  }
+  const candidatesFirst =
+    kind === 'sqlite' && isTrigramTerm(search.searchKey) ? await searchIndexFirst(read, search.accountId, search.searchKey) : undefined
+  const [row] = await read(
+    Prisma.sql`SELECT COUNT(*) AS "total", ${changeMark(kind, search.accountId)} AS "mark" FROM (${matchingContacts(kind, { ...search, candidatesFirst })}) m`,
+  )
+  const total = Number(row?.total ?? 0)
+  rememberTotal(db, search, total, row?.mark)
+  return { total, counted: true }
 }
 
 function listRow(raw: Record<string, unknown>, columns: readonly ContactListColumn[]) {

@@ -10,9 +10,12 @@
 // 2. otherwise the matches through the search index (pg_trgm, FTS5 trigram), the cursor bound
 //    applied to them, sorted, the first `take` kept.
 // The rows are the same either way: the same LIKE and the same total order as findMany's.
+// A page found by the second try is remembered with the search's total (remembered-searches.ts):
+// the same page again costs one statement that checks the matches are unchanged since its count.
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Deps } from '../deps.js'
 import { matchingContacts, readDirect } from './contact-list.js'
+import { changeMark, forgetSearch, rememberedPage, rememberPage, unchangedSince } from './remembered-searches.js'
 
 /**
  * How many contacts past the cursor the walk reads before the search index takes over. PostgreSQL
@@ -39,8 +42,19 @@ export async function searchPageIds(
   page: SearchPageRequest,
   { probe = PROBE_ROWS[deps.dbKind] }: { probe?: number } = {},
 ): Promise<string[]> {
-  const { dbKind: kind } = deps
+  const { db, dbKind: kind } = deps
   const read = readDirect(deps)
+  const remembered = {
+    accountId: page.accountId,
+    searchKey: page.searchKey,
+    page: `cursor:${JSON.stringify([page.backward, page.from, page.until, page.take])}`,
+  }
+  const known = rememberedPage(db, remembered)
+  if (known) {
+    const [row] = await read(Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, page.accountId, known.mark)} THEN 1 ELSE 0 END AS "fresh"`)
+    if (Number(row?.fresh) === 1) return known.ids
+    forgetSearch(db, remembered)
+  }
   const direction = Prisma.raw(page.backward ? 'DESC' : 'ASC')
   const order = Prisma.sql`ORDER BY "firstNameKey" ${direction}, "familyNameKey" ${direction}, "id" ${direction}`
   const keys = Prisma.raw('("firstNameKey", "familyNameKey", "id")')
@@ -67,8 +81,14 @@ export async function searchPageIds(
   const hits = walked.filter((row) => Number(row.hit) === 1).map((row) => row.id as string)
   if (hits.length >= page.take || !walked.some((row) => Number(row.n) === probe)) return hits.slice(0, page.take)
   const matching = matchingContacts(kind, { accountId: page.accountId, searchKey: page.searchKey, candidatesFirst: true })
+  // With the matches' total and what the count saw (the mark), so that the page can be remembered.
   const found = await read(
-    Prisma.sql`WITH matched AS MATERIALIZED (${matching}) SELECT "id" FROM matched WHERE ${bound} ${order} LIMIT ${page.take}`,
+    Prisma.sql`WITH matched AS MATERIALIZED (${matching})
+      SELECT t."total", t."mark", p."id" FROM (SELECT COUNT(*) AS "total", ${changeMark(kind, page.accountId)} AS "mark" FROM matched) t
+      LEFT JOIN (SELECT "id", "firstNameKey", "familyNameKey" FROM matched WHERE ${bound} ${order} LIMIT ${page.take}) p ON 1 = 1
+      ORDER BY p."firstNameKey" ${direction}, p."familyNameKey" ${direction}, p."id" ${direction}`,
   )
-  return found.map((row) => row.id as string)
+  const ids = found.filter((row) => row.id !== null && row.id !== undefined).map((row) => row.id as string)
+  rememberPage(db, remembered, Number(found[0]?.total ?? 0), found[0]?.mark, ids)
+  return ids
 }

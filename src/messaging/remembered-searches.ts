@@ -5,8 +5,10 @@
 // pages it served, and a mark of what the count saw. The same page again is one statement: the 25
 // contacts by id (their columns read fresh), and, in the same snapshot, whether anything that could
 // change the matches has happened since the mark. If something has, the search runs in full. The
-// answer is the one a full search would give either way; a write from any process or instance
-// (they share the database) makes the next search run in full.
+// Relay connection's totalCount (searchTotal in contact-list.ts) shares the remembered total: the
+// check alone, or a count that it remembers for the pages too. The answer is the one a full search
+// would give either way; a write from any process or instance (they share the database) makes the
+// next search run in full.
 //
 // Under an unchanged mark the matches are the same contacts with the same search text, so the same
 // sort keys (derived from the names, which are in the search text): each page holds the same ids.
@@ -42,27 +44,30 @@ export interface RememberedSearch {
   mark: string
   /** performance.now() of the count. */
   at: number
-  /** The ids of each page served, by `${skip}:${perPage}`. */
+  /** The ids of each page served, by its key (SearchPage.page). */
   pages: Map<string, string[]>
 }
 
-export interface SearchPage {
+/** Which search: an account's contacts, with a term. */
+export interface SearchOf {
   accountId: string
   searchKey: string
-  skip: number
-  perPage: number
+}
+
+export interface SearchPage extends SearchOf {
+  /** Which page: `${skip}:${perPage}` for an offset page, the cursors, direction and size for the Relay connection's. */
+  page: string
 }
 
 // Per database handle: a process that opens two databases (the tests) keeps them apart.
 const remembered = new WeakMap<Db, Map<string, RememberedSearch>>()
-const keyOf = (page: SearchPage) => `${page.accountId}\n${page.searchKey}`
-const pageOf = (page: SearchPage) => `${page.skip}:${page.perPage}`
+const keyOf = (search: SearchOf) => `${search.accountId}\n${search.searchKey}`
 
 /** The remembered total and ids of this page of an account's search, if young enough to be checked. */
 export function rememberedPage(db: Db, page: SearchPage, now = performance.now()) {
   const search = remembered.get(db)?.get(keyOf(page))
   if (!search || now - search.at >= REMEMBERED_MAX_AGE_MS) return undefined
-  const ids = search.pages.get(pageOf(page))
+  const ids = search.pages.get(page.page)
   return ids && { total: search.total, mark: search.mark, ids }
 }
 
@@ -72,27 +77,45 @@ export function rememberedPage(db: Db, page: SearchPage, now = performance.now()
  * below REMEMBERED_TOTAL_MIN forgets the search.
  */
 export function rememberPage(db: Db, page: SearchPage, total: number, mark: unknown, ids: string[], now = performance.now()) {
+  const search = rememberedSearch(db, page, total, mark, now)
+  if (!search) return
+  if (search.pages.size >= MAX_PAGES) search.pages.delete(search.pages.keys().next().value!)
+  search.pages.set(page.page, ids)
+}
+
+/** The remembered total of an account's search (whichever pages were read), if young enough to be checked. */
+export function rememberedTotal(db: Db, search: SearchOf, now = performance.now()) {
+  const known = remembered.get(db)?.get(keyOf(search))
+  return known && now - known.at < REMEMBERED_MAX_AGE_MS ? { total: known.total, mark: known.mark } : undefined
+}
+
+/** Keeps the total of a search counted in full without a page (the Relay connection's totalCount), as rememberPage does. */
+export function rememberTotal(db: Db, search: SearchOf, total: number, mark: unknown, now = performance.now()) {
+  rememberedSearch(db, search, total, mark, now)
+}
+
+/** The search's entry under `mark`: the one there if counted under the same mark, else a new one. */
+function rememberedSearch(db: Db, search: SearchOf, total: number, mark: unknown, now: number) {
   let searches = remembered.get(db)
-  const key = keyOf(page)
+  const key = keyOf(search)
   if (total < REMEMBERED_TOTAL_MIN || mark === null || mark === undefined) {
     searches?.delete(key)
-    return
+    return undefined
   }
   if (!searches) remembered.set(db, (searches = new Map()))
-  let search = searches.get(key)
-  if (!search || search.mark !== String(mark)) {
-    search = { total, mark: String(mark), at: now, pages: new Map() }
+  let entry = searches.get(key)
+  if (!entry || entry.mark !== String(mark)) {
+    entry = { total, mark: String(mark), at: now, pages: new Map() }
     searches.delete(key)
     if (searches.size >= MAX_SEARCHES) searches.delete(searches.keys().next().value!)
-    searches.set(key, search)
+    searches.set(key, entry)
   }
-  if (search.pages.size >= MAX_PAGES) search.pages.delete(search.pages.keys().next().value!)
-  search.pages.set(pageOf(page), ids)
+  return entry
 }
 
 /** Forgets an account's search (its mark is out of date). */
-export function forgetSearch(db: Db, page: SearchPage) {
-  remembered.get(db)?.delete(keyOf(page))
+export function forgetSearch(db: Db, search: SearchOf) {
+  remembered.get(db)?.delete(keyOf(search))
 }
 
 /** The column (named "mark" by the caller) that says which changes a count saw. */

@@ -344,7 +344,7 @@ function contactConnection(
       return ctx.deps.db.contact.findMany({ ...query, where: { accountId, id: { in: ids } } }) as Promise<ContactRow[]>
     },
     findFirst: (query) => ctx.deps.db.contact.findFirst(query),
-    totalCount: () => contactListTotal(ctx.deps.db, { accountId, groupId, searchKey }),
+    totalCount: () => contactListTotal(ctx.deps, { accountId, groupId, searchKey }),
   })
 }
 
