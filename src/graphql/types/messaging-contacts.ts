@@ -341,12 +341,13 @@ function contactConnection(
         backward: plan.backward,
         take: query.take,
       })
-      // By primary key and unordered: asked for the page's order, SQLite's planner walks the
+      // By primary key alone, unordered. Asked for the page's order, SQLite's planner walks the
       // account's name index checking each id (at a million, 950,000 entries before the first
-      // Wanjiru). The ids are in the page's order already.
+      // Wanjiru); given the account too, it reads the account's mobile index. The ids are the
+      // account's (searchPageIds reads only its contacts) and come in the page's order.
       const rows = (await ctx.deps.db.contact.findMany({
         ...query,
-        where: { accountId, id: { in: ids } },
+        where: { id: { in: ids } },
         orderBy: undefined,
         take: undefined,
       })) as ContactRow[]
