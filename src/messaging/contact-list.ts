@@ -34,6 +34,7 @@ import { jsonTexts } from '../db/json-texts.js'
 import {
   changeMark,
   forgetSearch,
+  freshSince,
   rememberedPage,
   rememberedTotal,
   rememberPage,
@@ -154,9 +155,7 @@ export async function searchTotal(
   const read = readDirect(deps)
   const known = rememberedTotal(db, search)
   if (known) {
-    const [row] = await read(
-      Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, search.accountId, known.mark)} THEN 1 ELSE 0 END AS "fresh"`,
-    )
+    const [row] = await read(freshSince(kind, search.accountId, known.mark))
     if (Number(row?.fresh) === 1) return { total: known.total, counted: false }
     forgetSearch(db, search)
   }

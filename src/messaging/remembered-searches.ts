@@ -134,6 +134,10 @@ export function unchangedSince(kind: DatabaseKind, accountId: string, mark: stri
       AND "txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot)) AND NOT pg_visible_in_snapshot("txid", CAST(${mark} AS pg_snapshot)))`
 }
 
+/** One row, "fresh": 1 when nothing that could change the account's matches has happened since `mark`. */
+export const freshSince = (kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql =>
+  Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, accountId, mark)} THEN 1 ELSE 0 END AS "fresh"`
+
 const purgeDue = oncePerInterval()
 /** Change rows are kept this long, well past REMEMBERED_MAX_AGE_MS. */
 const CONTACT_CHANGE_RETENTION_SECONDS = 3600
