@@ -39,7 +39,7 @@ import {
   rememberedTotal,
   rememberPage,
   rememberTotal,
-  unchangedSince,
+  stillFresh,
 } from './remembered-searches.js'
 
 export type ContactListColumn = Exclude<ContactColumn, 'searchText'>
@@ -155,9 +155,7 @@ export async function searchTotal(
   const read = readDirect(deps)
   const known = rememberedTotal(db, search)
   if (known) {
-    const [row] = await read(freshSince(kind, search.accountId, known.mark))
-    if (Number(row?.fresh) === 1) return { total: known.total, counted: false }
-    forgetSearch(db, search)
+    if (await stillFresh(read, { db, kind }, search, known.mark)) return { total: known.total, counted: false }
   }
   const candidatesFirst =
     kind === 'sqlite' && isTrigramTerm(search.searchKey) ? await searchIndexFirst(read, search.accountId, search.searchKey) : undefined
@@ -199,7 +197,7 @@ function rememberedPageStatement(
   const selected = selectedColumns(columns)
   // By primary key: unary + keeps SQLite from reading the account's index instead.
   const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
-  return Prisma.sql`SELECT t."fresh", p.* FROM (SELECT CASE WHEN ${unchangedSince(kind, accountId, mark)} THEN 1 ELSE 0 END AS "fresh") t
+  return Prisma.sql`SELECT t."fresh", p.* FROM (${freshSince(kind, accountId, mark)}) t
     LEFT JOIN (SELECT ${selected} FROM "Contact" c WHERE c."id" IN (${jsonTexts(kind, ids)}) AND ${account} = ${accountId}) p ON t."fresh" = 1
     ORDER BY p."sortKey1", p."sortKey2", p."id"`
 }

@@ -15,7 +15,7 @@
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Deps } from '../deps.js'
 import { matchingContacts, readDirect } from './contact-list.js'
-import { changeMark, forgetSearch, freshSince, rememberedPage, rememberPage } from './remembered-searches.js'
+import { changeMark, rememberedPage, rememberPage, stillFresh } from './remembered-searches.js'
 
 /**
  * How many contacts past the cursor the walk reads before the search index takes over. PostgreSQL
@@ -51,9 +51,7 @@ export async function searchPageIds(
   }
   const known = rememberedPage(db, remembered)
   if (known) {
-    const [row] = await read(freshSince(kind, page.accountId, known.mark))
-    if (Number(row?.fresh) === 1) return known.ids
-    forgetSearch(db, remembered)
+    if (await stillFresh(read, { db, kind }, remembered, known.mark)) return known.ids
   }
   const direction = Prisma.raw(page.backward ? 'DESC' : 'ASC')
   const order = Prisma.sql`ORDER BY "firstNameKey" ${direction}, "familyNameKey" ${direction}, "id" ${direction}`

@@ -126,7 +126,7 @@ export function changeMark(kind: DatabaseKind, accountId: string): Prisma.Sql {
 }
 
 /** True when nothing that could change the account's matches has happened since `mark`. */
-export function unchangedSince(kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql {
+function unchangedSince(kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql {
   if (kind === 'sqlite') return Prisma.sql`${changeMark(kind, accountId)} = ${Number(mark)}`
   // Rows of transactions older than the snapshot's xmin were visible to it: only the later ones
   // (a range of the primary key) are checked against it.
@@ -137,6 +137,19 @@ export function unchangedSince(kind: DatabaseKind, accountId: string, mark: stri
 /** One row, "fresh": 1 when nothing that could change the account's matches has happened since `mark`. */
 export const freshSince = (kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql =>
   Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, accountId, mark)} THEN 1 ELSE 0 END AS "fresh"`
+
+/** True when nothing has changed the search's matches since `mark` (one statement); else forgets the search. */
+export async function stillFresh(
+  read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
+  { db, kind }: { db: Db; kind: DatabaseKind },
+  search: SearchOf,
+  mark: string,
+): Promise<boolean> {
+  const [row] = await read(freshSince(kind, search.accountId, mark))
+  if (Number(row?.fresh) === 1) return true
+  forgetSearch(db, search)
+  return false
+}
 
 const purgeDue = oncePerInterval()
 /** Change rows are kept this long, well past REMEMBERED_MAX_AGE_MS. */
