@@ -90,6 +90,20 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
 })
 
 describe('access line of a replay', () => {
+  it('names the path of each request when paths alternate (the last path is remembered)', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const script = `
+      import { createLogger, replayLog } from './src/core/logger.ts'
+      const log = replayLog(createLogger('info'))
+      for (const path of ['/api/a', '/api/b?x="é', '/api/b?x="é', '/api/a', '/api/c']) log('id', 'GET', path, 200, 0)`
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    const paths = out
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { path: string }).path)
+    expect(paths).toEqual(['/api/a', '/api/b?x="é', '/api/b?x="é', '/api/a', '/api/c'])
+  })
+
   it('is the line pino writes for the same fields, on the same stdout', async () => {
     const { execFileSync } = await import('node:child_process')
     const script = `

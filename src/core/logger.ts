@@ -11,15 +11,17 @@ export function createLogger(level: string) {
       // Never log credentials, whatever a caller passes.
       redact: { paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', 'secret'], censor: '[redacted]' },
     },
-    linesPerTurn(pino.destination({ dest: 1, sync: true })),
+    // Bytes to SonicBoom: given a string, it measures it twice and copies it into a new Buffer after
+    // every write (releaseWritingBuf), a third of an access line's cost (docs/performance.md).
+    linesPerTurn(pino.destination({ dest: 1, sync: true, contentMode: 'buffer' }) as unknown as LineSink),
   )
   ownLoggers.add(logger)
   return logger
 }
 
-/** What linesPerTurn needs of a destination (pino's SonicBoom). */
-interface LineSink {
-  write(chunk: string): boolean
+/** What linesPerTurn needs of a destination (pino's SonicBoom in buffer mode); it then takes lines as strings. */
+export interface LineSink {
+  write(chunk: Buffer | string): boolean
   flush(cb?: (err?: Error) => void): void
   flushSync(): void
 }
@@ -32,39 +34,44 @@ const unwritten = new Set<() => void>()
 let exitHooked = false
 
 /**
- * stdout in one write per event-loop turn. The lines logged during a turn are joined and written
- * synchronously in its check phase (setImmediate), before the next turn's I/O. Under load one turn
- * answers several requests: a write each, through an asynchronous destination (libuv's thread
- * pool), cost 4 of a cached answer's 19 µs (bench/now-playing.ts, docs/performance.md). Node writes
- * stdout to a pipe or file synchronously on Linux too (console.log does): a log reader that stops
- * reading holds the service up instead of letting its buffer grow without bound. A write is at
- * most ATOMIC_WRITE_BYTES and ends at a line's end, so a worker's lines never split another's in
- * a shared pipe. flush, flushSync and the process's exit write pending lines first.
+ * stdout in one write per event-loop turn. The lines logged during a turn are encoded into one
+ * buffer, kept and reused, and written synchronously in the turn's check phase (setImmediate),
+ * before the next turn's I/O. Under load one turn answers several requests: a write each, through
+ * an asynchronous destination (libuv's thread pool), cost 4 of a cached answer's 19 µs
+ * (bench/now-playing.ts, docs/performance.md). Node writes stdout to a pipe or file synchronously
+ * on Linux too (console.log does): a log reader that stops reading holds the service up instead of
+ * letting its buffer grow without bound. A write is at most ATOMIC_WRITE_BYTES and ends at a line's
+ * end, so a worker's lines never split another's in a shared pipe; a longer line is written alone.
+ * The destination writes synchronously and keeps nothing it was given, so the buffer is reused.
+ * flush, flushSync and the process's exit write pending lines first.
  */
 export function linesPerTurn<T extends LineSink>(destination: T): T {
   const write = destination.write.bind(destination)
   const flush = destination.flush.bind(destination)
   const flushSync = destination.flushSync.bind(destination)
-  let pending = ''
-  let pendingBytes = 0
+  const pending = Buffer.allocUnsafe(ATOMIC_WRITE_BYTES)
+  let used = 0
   let scheduled = false
   const writeOut = () => {
-    if (pendingBytes === 0) return
-    const chunk = pending
-    pending = ''
-    pendingBytes = 0
-    write(chunk)
+    if (used === 0) return
+    const bytes = used
+    used = 0
+    write(pending.subarray(0, bytes))
   }
   const endTurn = () => {
     scheduled = false
     unwritten.delete(endTurn)
     writeOut()
   }
-  destination.write = (line: string) => {
-    const bytes = Buffer.byteLength(line)
-    if (pendingBytes + bytes > ATOMIC_WRITE_BYTES) writeOut()
-    pending += line
-    pendingBytes += bytes
+  destination.write = (line: Buffer | string) => {
+    const text = String(line)
+    // A UTF-16 unit takes at most 3 bytes: measure only a line that may not fit.
+    if (text.length * 3 > ATOMIC_WRITE_BYTES - used) {
+      const bytes = Buffer.byteLength(text)
+      if (bytes > ATOMIC_WRITE_BYTES - used) writeOut()
+      if (bytes > ATOMIC_WRITE_BYTES) return write(Buffer.from(text))
+    }
+    used += pending.write(text, used)
     if (!scheduled) {
       scheduled = true
       unwritten.add(endTurn)
@@ -104,8 +111,16 @@ export function replayLog(logger: Logger): ReplayLog {
     return (requestId, method, path, status, ms) => logger.info({ requestId, method, path, status, ms, cached: true }, 'request')
   }
   const stream = (logger as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym]!
-  return (requestId, method, path, status, ms) =>
+  // Replays come in runs of the same few paths: the last one's JSON is kept.
+  let lastPath = ''
+  let lastPathJson = '""'
+  return (requestId, method, path, status, ms) => {
+    if (path !== lastPath) {
+      lastPath = path
+      lastPathJson = JSON.stringify(path)
+    }
     stream.write(
-      `{"level":30,"time":${Date.now()},"requestId":"${requestId}","method":"${method}","path":${JSON.stringify(path)},"status":${status},"ms":${ms},"cached":true,"msg":"request"}\n`,
+      `{"level":30,"time":${Date.now()},"requestId":"${requestId}","method":"${method}","path":${lastPathJson},"status":${status},"ms":${ms},"cached":true,"msg":"request"}\n`,
     )
+  }
 }
