@@ -148,4 +148,27 @@ describe('drain of a plain node:http server (createDrain)', () => {
     await drained // resolves only when every tracked response has left the list
     expect(server.listening).toBe(false)
   })
+
+  it('a response its handler ends at once (a replay) says Connection: close once the drain has started; a slow one still holds the listener open', async () => {
+    const server = createServer((req, res) => {
+      if (req.url === '/now') return void res.end('now')
+      setTimeout(() => res.end('slow'), 3000)
+    })
+    const drain = createDrain(server)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const before = await fetch(`${base}/now`)
+    expect([before.headers.get('connection'), await before.text()]).toEqual(['keep-alive', 'now'])
+    const slow = fetch(`${base}/slow`).then(async (r) => [r.headers.get('connection'), await r.text()])
+    await new Promise((r) => setTimeout(r, 100))
+    const drained = drain.drain(10_000)
+    const after = await fetch(`${base}/now`)
+    expect([after.headers.get('connection'), await after.text()]).toEqual(['close', 'now'])
+    // Past the drain's quiet time: the slow response is tracked, so the listener is still open.
+    await new Promise((r) => setTimeout(r, 1000))
+    expect(server.listening).toBe(true)
+    expect(await slow).toEqual(['close', 'slow'])
+    await drained
+    expect(server.listening).toBe(false)
+  })
 })
