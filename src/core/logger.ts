@@ -12,7 +12,7 @@ export function createLogger(level: string) {
       redact: { paths: ['authorization', 'headers.authorization', 'req.headers.authorization', 'apiKey', 'secret'], censor: '[redacted]' },
     },
     // Bytes to SonicBoom: given a string, it measures it twice and copies it into a new Buffer after
-    // every write (releaseWritingBuf), a third of an access line's cost (docs/performance.md).
+    // every write (releaseWritingBuf): over a quarter of an access line's cost (docs/performance.md).
     linesPerTurn(pino.destination({ dest: 1, sync: true, contentMode: 'buffer' }) as unknown as LineSink),
   )
   ownLoggers.add(logger)
