@@ -9,6 +9,7 @@ import { etagMatches, type CachedResponse, type Microcache } from '../src/http/m
 import { readBodyBytes } from '../src/http/read-body.js'
 import { isStorableText } from '../src/messaging/input-rules.js'
 import { inSpan, tracingEnabled } from '../src/core/tracing.js'
+import { AnswerResponse } from '../src/http/answer-response.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -90,9 +91,9 @@ export function createRestRouter(options: RestRouterOptions) {
   /** A shaped answer with its ETag (JSON unless `headers` name another Content-Type), or 304. */
   function respond(status: number, text: string, etag: string, headers: Record<string, string>, request: Request, head: boolean): Response {
     if (etagMatches(request.headers.get('if-none-match'), etag)) {
-      return new Response(null, { status: 304, headers: { ...headers, ETag: etag } })
+      return new AnswerResponse(null, { status: 304, headers: { ...headers, ETag: etag } })
     }
-    return new Response(head ? null : text, {
+    return new AnswerResponse(head ? null : text, {
       status,
       headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers, ETag: etag },
     })
@@ -155,7 +156,7 @@ export function createRestRouter(options: RestRouterOptions) {
         if (!route.etag) {
           const { body, headers, text } = await compute()
           if (!route.contentType) return json(body, 200, headers, method === 'HEAD')
-          return new Response(method === 'HEAD' ? null : text, { status: 200, headers })
+          return new AnswerResponse(method === 'HEAD' ? null : text, { status: 200, headers })
         }
         const answer = compute().then(({ text, headers }) => {
           const entry = { status: 200, body: text, etag: `"${createHash('sha1').update(text).digest('base64url')}"`, headers }
@@ -281,8 +282,8 @@ function corsHeaders(api: RestRoute['api']): Record<string, string> {
 
 function preflight(methods: string[], api: RestRoute['api']): Response {
   const allow = [...new Set([...methods, 'OPTIONS'])].join(', ')
-  if (api !== 'channel') return new Response(null, { status: 204, headers: { Allow: allow } })
-  return new Response(null, {
+  if (api !== 'channel') return new AnswerResponse(null, { status: 204, headers: { Allow: allow } })
+  return new AnswerResponse(null, {
     status: 204,
     headers: {
       Allow: allow,
@@ -311,7 +312,7 @@ export function errorResponse(error: AppError, api: RestRoute['api'], requestId:
 }
 
 export function json(body: unknown, status: number, headers: Record<string, string> = {}, headOnly = false): Response {
-  return new Response(headOnly ? null : JSON.stringify(body), {
+  return new AnswerResponse(headOnly ? null : JSON.stringify(body), {
     status,
     headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers },
   })

@@ -31,6 +31,7 @@ import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
 import { consoleSessionOf, sessionGate, type ConsoleSession } from './console/sessions.js'
 import { documentText } from './graphql/typed-documents.js'
+import { AnswerResponse } from './http/answer-response.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
 
@@ -196,12 +197,12 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     if (answer.status !== 200 || !answer.headers.get('content-type')?.includes('json')) return answer
     const text = await answer.text()
     const headers = new Headers(answer.headers)
-    if (text.includes('"errors"')) return new Response(text, { status: answer.status, headers })
+    if (text.includes('"errors"')) return new AnswerResponse(text, { status: answer.status, headers })
     const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
     headers.set('ETag', etag)
     headers.set('Cache-Control', `public, max-age=${Math.max(1, Math.round(env.CHANNEL_CACHE_MS / 1000))}`)
-    if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
-    return new Response(text, { status: 200, headers })
+    if (etagMatches(request.headers.get('if-none-match'), etag)) return new AnswerResponse(null, { status: 304, headers })
+    return new AnswerResponse(text, { status: 200, headers })
   }
 
   function withHeaders(response: Response, headers: Record<string, string> | null): Response {

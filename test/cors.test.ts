@@ -15,7 +15,7 @@ const CHANNEL = '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f'
 /** The CORS headers of an answer (and Vary), as one object, so a failure shows them all. */
 function corsOf(answer: Response | Headers): Record<string, string> {
   const picked: Record<string, string> = {}
-  for (const [name, value] of answer instanceof Headers ? answer : answer.headers)
+  for (const [name, value] of 'status' in answer ? answer.headers : answer)
     if (name.startsWith('access-control-') || name === 'vary') picked[name] = value
   return picked
 }

@@ -1,3 +1,5 @@
+import { AnswerResponse } from './answer-response.js'
+
 /**
  * The CORS policy of /graphql (docs/security.md "CORS"). The public channel API keeps its own,
  * always `*` (rest-compat/router.ts), as the contract says.
@@ -54,7 +56,7 @@ export function createCorsPolicy({ origins, publicBaseUrl }: { origins: readonly
   return {
     apply,
     preflight(request) {
-      const response = new Response(null, {
+      const response = new AnswerResponse(null, {
         status: 204,
         headers: {
           Allow: METHODS,

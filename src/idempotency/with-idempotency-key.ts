@@ -10,6 +10,7 @@ import { recordAnswer, releaseClaim } from './record-answer.js'
 import { keepLease } from './keep-lease.js'
 import { LEASE_MS, isKeptAnswer, replayableHeaders } from './policy.js'
 import { layerErrorResponse } from './layer-error.js'
+import { AnswerResponse } from '../http/answer-response.js'
 
 export interface IdempotentRequest {
   request: Request
@@ -90,7 +91,7 @@ export async function withIdempotencyKey(
     // then a retry runs again.
     deps.logger.error({ err: error, requestId }, 'could not keep the answer of an Idempotency-Key')
   }
-  return new Response(NULL_BODY.has(response.status) ? null : body, {
+  return new AnswerResponse(NULL_BODY.has(response.status) ? null : body, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,
@@ -137,7 +138,7 @@ async function prepare(
 }
 
 function replay(answer: StoredAnswer): Response {
-  return new Response(NULL_BODY.has(answer.status) ? null : answer.body, {
+  return new AnswerResponse(NULL_BODY.has(answer.status) ? null : answer.body, {
     status: answer.status,
     headers: { ...answer.headers, 'Idempotency-Replayed': 'true' },
   })

@@ -3,6 +3,7 @@ import type { Plugin } from 'graphql-yoga'
 import { AppError, httpStatusOf } from '../../core/errors.js'
 import { graphqlLimits } from './limits.js'
 import { readBodyBytes } from '../../http/read-body.js'
+import { AnswerResponse } from '../../http/answer-response.js'
 
 /**
  * Bounds what /graphql reads before Yoga sees it: a POST body over `bodyLimitBytes` (by its
@@ -24,7 +25,7 @@ export async function readGraphqlRequest(request: Request, url: URL, bodyLimitBy
 
 /** A refusal at the /graphql door, in the GraphQL response shape with the contract's status. */
 export function graphqlRefusal(error: AppError): Response {
-  return new Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] }), {
+  return new AnswerResponse(JSON.stringify({ errors: [{ message: error.message, extensions: { code: error.code } }] }), {
     status: httpStatusOf[error.code],
     headers: { 'Content-Type': 'application/graphql-response+json; charset=utf-8' },
   })
