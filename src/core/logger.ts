@@ -20,7 +20,7 @@ export function createLogger(level: string) {
 }
 
 /** What linesPerTurn needs of a destination (pino's SonicBoom in buffer mode); it then takes lines as strings. */
-export interface LineSink {
+interface LineSink {
   write(chunk: Buffer | string): boolean
   flush(cb?: (err?: Error) => void): void
   flushSync(): void
