@@ -23,6 +23,7 @@ import type { KeysetOrder } from '../keyset.js'
 import type { Context } from '../context.js'
 import { Group } from './messaging-groups.js'
 import { accountScoped } from '../account-scoped.js'
+import { rememberedPlan } from '../remembered-plan.js'
 import { localId } from '../node-id.js'
 
 /** One meaning per contact field, for the output type and the input alike. */
@@ -100,10 +101,26 @@ interface ContactPageSource {
   columns?: Set<string>
 }
 
+type NodesQuery = ContactPageSource['nodesQuery']
+const COLUMN_SET = new Set<string>(CONTACT_LIST_COLUMNS)
+
+/** The selection under a page's `nodes` (every alias of it), planned once per document where it can be (remembered-plan.ts). */
+const planPageNodes = rememberedPlan(
+  (ctx: Context, info) => Object.freeze(queryFromInfo({ context: ctx, info, typeName: 'Contact', path: ['nodes'] })) as NodesQuery,
+)
+
+/**
+ * The query of one `nodes` field, as `prismaField` would plan it. Planning a selection with
+ * relations records where their rows go (Pothos' loader mappings, per request), so only a plan of
+ * columns alone is reused: the exposed-columns plugin answers those from the row.
+ */
+const planNodes = rememberedPlan(
+  (ctx: Context, info) => queryFromInfo({ context: ctx, info, awaitSelections: false }) as NodesQuery,
+  (query) => !query.include && Object.entries(query.select ?? {}).every(([key, value]) => value === true && COLUMN_SET.has(key)),
+)
+
 function contactPage(ctx: Context, info: GraphQLResolveInfo, accountId: string, args: PageInput, groupId?: string): ContactPageSource {
-  const request = pageRequest(args)
-  const nodesQuery = queryFromInfo({ context: ctx, info, typeName: 'Contact', path: ['nodes'] }) as ContactPageSource['nodesQuery']
-  return { accountId, groupId, request, nodesQuery }
+  return { accountId, groupId, request: pageRequest(args), nodesQuery: planPageNodes(ctx, info) }
 }
 
 function loadPage(source: ContactPageSource, ctx: Context) {
@@ -116,20 +133,19 @@ function loadPage(source: ContactPageSource, ctx: Context) {
   return source.loaded
 }
 
-const COLUMN_SET = new Set<string>(CONTACT_LIST_COLUMNS)
-
 export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').implement({
   description: 'One page of contacts, alphabetical by first name, then family name.',
   fields: (t) => ({
-    nodes: t.prismaField({
-      type: ['Contact'],
+    nodes: t.field({
+      type: [Contact],
       description: 'The contacts on this page.',
-      resolve: async (query, source, _args, ctx) => {
+      resolve: async (source, _args, ctx, info) => {
+        const query = planNodes(ctx, info)
         const { rows } = await loadPage(source, ctx)
         // Relations (groups, selfSubscribed) are not in the page statement: one batched read for
         // the whole page, then Prisma's own batched reads per relation level; never one per row.
         // Columns only another alias of `nodes` asks for come with that read too.
-        const selection = (query as ContactPageSource['nodesQuery']).select ?? (query as ContactPageSource['nodesQuery']).include ?? {}
+        const selection = query.select ?? query.include ?? {}
         const relations = Object.fromEntries(Object.entries(selection).filter(([key]) => !COLUMN_SET.has(key) || !source.columns!.has(key)))
         if (rows.length === 0 || Object.keys(relations).length === 0) return rows as unknown as ContactRow[]
         const related = await ctx.deps.db.contact.findMany({
