@@ -56,6 +56,12 @@ export interface AppOptions {
  */
 export type ServerContext = unknown
 
+interface GraphqlExtras {
+  requestId: string
+  verified?: Promise<AuthenticatedAccount | null>
+  consoleSessionId?: string | null
+}
+
 export interface App {
   fetch(request: Request, server?: ServerContext): Promise<Response>
   /** Public answers the HTTP listener may replay without calling fetch (see src/process/http-listener.ts). */
@@ -77,7 +83,13 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       env.GRAPHQL_TRUSTED_DOCUMENTS_FILE,
     ),
   )
-  const yoga = createYoga<{ requestId: string; verified?: Promise<AuthenticatedAccount | null>; consoleSessionId?: string | null }>({
+  /**
+   * What an HTTP /graphql request carries into Yoga besides itself. Handed to Yoga as a server
+   * context, it would be copied property by property, descriptors and all (@whatwg-node/server's
+   * isolateObject: about 3% of a GraphQL page's CPU); a request handed over alone costs nothing.
+   */
+  const graphqlRequests = new WeakMap<Request, GraphqlExtras>()
+  const yoga = createYoga<Partial<GraphqlExtras>>({
     schema,
     graphqlEndpoint: '/graphql',
     // GraphiQL answers browsers (Accept: text/html) at GET /graphql, bundled: no CDN (src/web/graphiql.ts).
@@ -90,7 +102,13 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     // The door in front of Yoga bounds every body already (readGraphqlRequest, BODY_LIMIT_BYTES);
     // Yoga's own limit would pipe each body through a TransformStream into another Request.
     maxRequestBodySize: false,
-    context: ({ request, requestId, verified, consoleSessionId }) => createContext(deps, request, requestId, verified, consoleSessionId),
+    // HTTP requests bring their request id, key and session through `graphqlRequests` (below);
+    // the WebSocket server passes them in the initial context (src/graphql/websocket.ts).
+    context: (initial) => {
+      const given = initial.requestId === undefined ? graphqlRequests.get(initial.request) : initial
+      if (!given?.requestId) throw new Error('a /graphql request reached Yoga without its request id')
+      return createContext(deps, initial.request, given.requestId, given.verified, given.consoleSessionId)
+    },
     maskedErrors: {
       maskError(error, message, isDev) {
         const original = error instanceof GraphQLError ? error.originalError : error
@@ -321,7 +339,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         }
         // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
         if (!request.headers.get('accept')?.includes('text/event-stream')) {
-          const answer = await yoga.fetch(bounded, { requestId, verified, consoleSessionId })
+          graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
+          const answer = await yoga.fetch(bounded)
           // A GET with no credentials can only read public data: shared caches may keep its answer.
           return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
         }
@@ -335,7 +354,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         }
         let response: Response
         try {
-          response = await yoga.fetch(bounded, { requestId, verified, consoleSessionId })
+          graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
+          response = await yoga.fetch(bounded)
         } catch (error) {
           admission.release()
           throw error
