@@ -293,7 +293,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         ? verifyKey(token)
         : undefined
     // A database fault during the check: treat it as a key; the request itself will answer 503.
-    const realKey = token ? (verified ? (await verified.catch(() => true)) !== null : true) : false
+    const account = verified && (await verified.catch(() => undefined))
+    const realKey = token ? (verified ? account !== null : true) : false
     let limitHeaders: Record<string, string> | null = null
     if (session) {
       const bucket = `session:${session.id}`
@@ -305,8 +306,9 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       limitHeaders = addressKey ? anonymousLimiter.headers(addressKey, 'address') : null
       if (wait > 0) return withHeaders(rateLimited('Too many requests from this address', wait, url, requestId), limitHeaders)
     } else {
-      // Keyed on a digest of the key.
-      const bucket = createHash('sha256').update(token!).digest('base64')
+      // Keyed on the key's id; on a digest of the token when it was not looked up (the carrier
+      // connector's token, or a database fault during the check).
+      const bucket = account ? `key:${account.keyId}` : createHash('sha256').update(token!).digest('base64')
       const wait = limiter.take(bucket)
       limitHeaders = limiter.headers(bucket, 'key')
       if (wait > 0) return withHeaders(rateLimited('Too many requests for this API key', wait, url, requestId), limitHeaders)

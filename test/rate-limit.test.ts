@@ -94,6 +94,9 @@ describe.each(targets)('requests without an API key, over HTTP on $name', (targe
     for (let i = 0; i < 3; i++)
       expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200)
     expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(429)
+    // Another account's key has a budget of its own.
+    const other = await kit.seed().account('Other')
+    expect((await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${other.key}` } })).status).toBe(200)
     for (const path of ['/healthz', '/readyz']) expect((await fetch(base + path)).status, path).toBe(200)
   })
 
