@@ -161,7 +161,7 @@ for (const after of [false, true]) {
   const which = after ? 'after four add-contacts of 10,000 (as in the shared harness)' : 'fresh service process'
   console.log(
     `${which}: service / plain throughput ${((sum('now playing', after) / sum('plain', after)) * 100).toFixed(1)}% (target: at least 80%, issue 19); ` +
-      `CPU per request service ${cpu('now playing', after) / 2} µs, plain ${cpu('plain', after) / 2} µs, plain / service ${((cpu('plain', after) / cpu('now playing', after)) * 100).toFixed(1)}%`,
+      `CPU per request service ${(cpu('now playing', after) / 2).toFixed(1)} µs, plain ${(cpu('plain', after) / 2).toFixed(1)} µs, plain / service ${((cpu('plain', after) / cpu('now playing', after)) * 100).toFixed(1)}%`,
   )
 }
 for (const r of rows) console.log(`  ${r.name}: ${r.cpuUs} µs CPU per request`)
