@@ -339,9 +339,9 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
           if (error instanceof AppError) return graphqlRefusal(error)
           throw error
         }
+        graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
         // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
         if (!request.headers.get('accept')?.includes('text/event-stream')) {
-          graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
           const answer = await yoga.fetch(bounded)
           // A GET with no credentials can only read public data: shared caches may keep its answer.
           return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
@@ -356,7 +356,6 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         }
         let response: Response
         try {
-          graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
           response = await yoga.fetch(bounded)
         } catch (error) {
           admission.release()
