@@ -54,7 +54,8 @@ const rows: Row[] = []
 
 async function seed(url: string) {
   await applyMigrations(url)
-  const database = await openDatabase(url)
+  // Seeding statements over a million rows may outlast the service's 10-second statement timeout.
+  const database = await openDatabase(url, { timeouts: { statementMs: 600_000 } })
   const deps = createDeps(database, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
   const { account, apiKey } = await createAccount(deps, { name: 'Deep pages' })
   const { group } = await createGroup(deps, account.id, { name: 'Every tenth' })
