@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
@@ -7,6 +7,7 @@ import { useKit, fixedClock } from './kit/kit.js'
 import { createDrain, createListener } from '../src/process/http-listener.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { createMetrics } from '../src/metrics/create-metrics.js'
+import { Microcache, OUT_HEADERS } from '../src/http/microcache.js'
 
 describe.each(targets)('HTTP listener and microcache on $name', (target) => {
   const clock = fixedClock('2026-03-03T12:30:00-05:00')
@@ -86,6 +87,89 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
     expect(a.status).toBe(200)
     const b = await fetch(`${base}/api/contacts`)
     expect(b.status).toBe(401)
+  })
+})
+
+/** One request on a fresh socket, as raw bytes; the answer's bytes up to the server's close. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request))
+    let received = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => (received += chunk))
+    socket.on('end', () => resolve(received))
+    socket.on('error', reject)
+  })
+}
+
+describe('a replay written with the header list validated once (Microcache.replay)', () => {
+  const answer = {
+    status: 200,
+    headers: {
+      'Cache-Control': 'public, max-age=20',
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'ETag, X-Request-Id',
+    },
+    body: '{"now":"é"}',
+    etag: '"e-1"',
+  }
+
+  it('finds node’s own header list on this node release (else replays validate every header again)', () => {
+    expect(OUT_HEADERS).toBeTypeOf('symbol')
+  })
+
+  it('writes the same bytes as writeHead given the list, for 200, 304 and HEAD', async () => {
+    const cache = new Microcache(60_000)
+    cache.addHeaders(['X-Worker', '3'])
+    cache.set(cache.key('/api/now', new Date()), answer)
+    let listed = 0
+    const server = createServer((req, res) => {
+      // A response that already holds a header list takes the other path: writeHead given a flat list.
+      if (req.headers['x-path'] === 'list') {
+        ;(res as unknown as Record<symbol, unknown>)[OUT_HEADERS!] = undefined
+        listed++
+      }
+      cache.replay(cache.hit(req, Date.now())!, req, res, req.headers['x-request-id'] as string)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      for (const [method, extra] of [
+        ['GET', ''],
+        ['GET', 'If-None-Match: "e-1"\r\n'],
+        ['HEAD', ''],
+      ] as const) {
+        const request = (path: string, id: string) =>
+          `${method} /api/now HTTP/1.1\r\nHost: x\r\nX-Path: ${path}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n${extra}\r\n`
+        const fast = await rawExchange(port, request('own', 'id-1'))
+        const listedAnswer = await rawExchange(port, request('list', 'id-1'))
+        const withoutDate = (raw: string) => raw.replace(/\r\nDate: [^\r]+/, '')
+        expect(withoutDate(fast)).toBe(withoutDate(listedAnswer))
+        expect(fast).toContain('\r\nX-Worker: 3\r\nETag: "e-1"\r\nX-Request-Id: id-1\r\n')
+        if (extra) expect(fast).toMatch(/^HTTP\/1\.1 304 /)
+        else expect(fast).toContain(`\r\nContent-Length: ${Buffer.byteLength(answer.body)}\r\n`)
+        expect(fast.endsWith(method === 'GET' && !extra ? Buffer.from(answer.body).toString('latin1') : '\r\n\r\n')).toBe(true)
+        // The next replay carries its own id, not the last one written into the shared list.
+        expect(await rawExchange(port, request('own', 'id-2'))).toContain('\r\nX-Request-Id: id-2\r\n')
+      }
+      expect(listed).toBe(3)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  it('never keeps an answer with a header node refuses to write, or a name twice', () => {
+    const cache = new Microcache(60_000)
+    const key = cache.key('/api/bad', new Date())
+    cache.set(key, { ...answer, headers: { 'Cache-Control': 'public\r\nX-Injected: 1' } })
+    expect(cache.get(key)).toBeUndefined()
+    cache.set(key, { ...answer, headers: { 'Bad Name': 'x' } })
+    expect(cache.get(key)).toBeUndefined()
+    // One name twice: the list keeps one value per name, so such an answer is not replayed either.
+    cache.set(key, { ...answer, headers: { 'x-request-id': 'from the route' } })
+    expect(cache.get(key)).toBeUndefined()
+    cache.set(key, answer)
+    expect(cache.get(key)?.body).toBe(answer.body)
   })
 })
 

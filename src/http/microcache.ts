@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { IncomingMessage, ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http'
 
 export interface CachedResponse {
   status: number
@@ -14,17 +14,54 @@ export interface MicroKey {
   span: number
 }
 
+/** Header lists in node's own form (see OUT_HEADERS): lower-cased name to [name, value]. */
+type HeaderList = Record<string, [string, string]>
+
 interface Entry extends CachedResponse {
   second: number
   span: number
   at: number
   /**
-   * Flat header lists for writeHead (200 and 304), built once per entry. The last value is the
-   * request id's slot: replay writes it just before writeHead, which copies the list into the
-   * response head synchronously, so one list serves every hit.
+   * The heads of a 200 and a 304, built and validated once per entry, in the order they are
+   * written. `requestId` is the request id's slot in both: replay writes it just before
+   * writeHead, which copies the head synchronously, so one list serves every hit.
    */
-  full: string[]
-  bare: string[]
+  full: HeaderList
+  bare: HeaderList
+  requestId: [string, string]
+}
+
+/**
+ * Where node keeps a response's headers set with setHeader: `{ lowercased: [name, value] }`. Given
+ * that list, writeHead writes it without validating each name and value again (setHeader did), where
+ * a list passed to writeHead is checked with two regular expressions per header: with the seven
+ * headers of a replay, a tenth of its CPU (docs/performance.md, "Now playing, counted in
+ * instructions"). A replay hands writeHead its entry's list, validated once when the entry is made.
+ * The symbol is node's own (Node 20 and 22 name it so); when a release no longer does, OUT_HEADERS
+ * is undefined and replays pass a flat list to writeHead as other responses do.
+ */
+export const OUT_HEADERS: symbol | undefined = (() => {
+  const probe = new ServerResponse(new IncomingMessage(null as never))
+  const symbol = Object.getOwnPropertySymbols(probe).find((s) => s.description === 'kOutHeaders')
+  return symbol && (probe as unknown as Record<symbol, unknown>)[symbol] === null ? symbol : undefined
+})()
+
+/**
+ * A name-value list as node's header list, each pair validated as setHeader validates it. Throws
+ * if one is not valid, or if a name comes twice (one list entry holds one value).
+ */
+function headerList(pairs: string[], requestId: [string, string]): HeaderList {
+  const list: HeaderList = {}
+  const add = (entry: [string, string]) => {
+    validateHeaderName(entry[0])
+    validateHeaderValue(entry[0], entry[1])
+    const key = entry[0].toLowerCase()
+    if (key in list) throw new Error(`${entry[0]} twice`)
+    list[key] = entry
+  }
+  for (let i = 0; i < pairs.length; i += 2) add([pairs[i]!, pairs[i + 1]!])
+  add(requestId)
+  return list
 }
 
 /**
@@ -76,13 +113,19 @@ export class Microcache {
   set(key: MicroKey, response: CachedResponse) {
     if (!this.enabled) return
     if (this.entries.size > 10_000 && !this.entries.has(key.path)) this.entries.clear()
-    const headers = Object.entries(response.headers).flat()
-    const bare = [...headers, ...this.extra, 'ETag', response.etag, 'X-Request-Id', '']
+    const bare = [...Object.entries(response.headers).flat(), ...this.extra, 'ETag', response.etag]
     // JSON unless the route answered another type (the program guides): then its headers name it.
     const type = 'Content-Type' in response.headers ? [] : ['Content-Type', 'application/json; charset=utf-8']
     // A Content-Length lets node write head and body in one piece instead of chunked.
     const full = [...type, 'Content-Length', String(Buffer.byteLength(response.body)), ...bare]
-    this.entries.set(key.path, { ...response, second: key.second, span: key.span, at: Date.now(), full, bare })
+    const requestId: [string, string] = ['X-Request-Id', '']
+    let lists: { full: HeaderList; bare: HeaderList }
+    try {
+      lists = { full: headerList(full, requestId), bare: headerList(bare, requestId) }
+    } catch {
+      return // a header node refuses is never replayed (writing the answer itself fails the same way)
+    }
+    this.entries.set(key.path, { ...response, second: key.second, span: key.span, at: Date.now(), ...lists, requestId })
   }
 
   /** The answer the listener may replay for this request, if any. `nowMs` is the clock's time. */
@@ -91,12 +134,21 @@ export class Microcache {
     return this.lookup(req.url, Math.floor(nowMs / 1000))
   }
 
-  /** Writes a hit straight to a node response: 304 when the client has it, no body for HEAD. */
+  /**
+   * Writes a hit straight to a node response: 304 when the client has it, no body for HEAD.
+   * `requestId` must be a valid header value (the listener's ids and the client ids it accepts are).
+   */
   replay(hit: Entry, req: IncomingMessage, res: ServerResponse, requestId: string) {
     const notModified = etagMatches(rawHeader(req, 'if-none-match'), hit.etag)
     const headers = notModified ? hit.bare : hit.full
-    headers[headers.length - 1] = requestId
-    res.writeHead(notModified ? 304 : hit.status, headers)
+    hit.requestId[1] = requestId
+    const own = res as unknown as Record<symbol, HeaderList | null>
+    if (OUT_HEADERS && own[OUT_HEADERS] === null) {
+      own[OUT_HEADERS] = headers
+      res.writeHead(notModified ? 304 : hit.status)
+    } else {
+      res.writeHead(notModified ? 304 : hit.status, Object.values(headers).flat())
+    }
     res.end(notModified || req.method === 'HEAD' ? undefined : hit.body)
   }
 }
