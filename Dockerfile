@@ -49,5 +49,5 @@ EXPOSE 4000
 # The slim image has no curl: node asks /readyz (database reachable, migrations applied).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# --max-semi-space-size=4 and the malloc settings (above): as npm start runs it (docs/operations.md, "Memory").
-CMD ["node", "--max-semi-space-size=4", "dist/server.js"]
+# The young generation's size and the malloc settings (above): as npm start runs it (docs/operations.md, "Memory").
+CMD ["node", "--min-semi-space-size=4", "--max-semi-space-size=4", "dist/server.js"]
