@@ -1,4 +1,5 @@
 import './heap-settings.js'
+import './next-tick-shape.js'
 import cluster from 'node:cluster'
 import { loadEnvOrExit } from '../core/env.js'
 import { createLogger } from '../core/logger.js'

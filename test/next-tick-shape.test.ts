@@ -1,0 +1,65 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, openSync, readFileSync, rmSync, closeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { keptTickEntry } from '../src/process/next-tick-shape.js'
+
+// What V8 remembers about process.nextTick's queue-entry literal after full collections that run
+// while no entry is alive (as V8's memory reducer runs them when the process goes quiet). A child
+// process sets the feedback with many ticks, collects six times from a timer, ticks again, and
+// prints V8's own description of nextTick (its feedback slots) with %DebugPrint.
+function literalFeedback(withModule: boolean): string[] {
+  const script = `
+    import v8 from 'node:v8'
+    v8.setFlagsFromString('--allow-natives-syntax')
+    if (${withModule}) await import('./src/process/next-tick-shape.ts')
+    const spin = (n) => new Promise((resolve) => {
+      let left = n
+      const step = () => (--left === 0 ? resolve() : process.nextTick(step))
+      process.nextTick(step)
+    })
+    await spin(10_000)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    for (let i = 0; i < 6; i++) globalThis.gc()
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    await spin(10_000)
+    new Function('f', '%DebugPrint(f)')(process.nextTick)`
+  // %DebugPrint writes through C's stdio, which drops what a full non-blocking pipe refuses: a file.
+  const dir = mkdtempSync(join(tmpdir(), 'next-tick-'))
+  const fd = openSync(join(dir, 'out'), 'w')
+  try {
+    execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', fd, 'pipe'],
+    })
+  } finally {
+    closeSync(fd)
+  }
+  const out = readFileSync(join(dir, 'out'), 'utf8')
+  rmSync(dir, { recursive: true })
+  return [...out.matchAll(/slot #\d+ DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]!)
+}
+
+describe('process.nextTick’s queue-entry shape (src/process/next-tick-shape.ts)', () => {
+  it('keeps one of nextTick’s own queue entries', async () => {
+    await new Promise((resolve) => setImmediate(resolve))
+    const entry = keptTickEntry() as Record<PropertyKey, unknown>
+    expect(typeof entry.callback).toBe('function')
+    expect(Object.getOwnPropertySymbols(entry).map(String)).toEqual(
+      expect.arrayContaining(['Symbol(async_id_symbol)', 'Symbol(trigger_async_id_symbol)']),
+    )
+  })
+
+  it('without it, collections while no entry is alive leave the literal’s definitions megamorphic', () => {
+    // The control: if this node no longer loses the feedback, the module can go.
+    const states = literalFeedback(false)
+    expect(states.length).toBeGreaterThanOrEqual(4)
+    expect(states).toContain('MEGAMORPHIC')
+  })
+
+  it('with it, the same collections leave every definition monomorphic', () => {
+    const states = literalFeedback(true)
+    expect(states.length).toBeGreaterThanOrEqual(4)
+    expect(states.every((state) => state === 'MONOMORPHIC')).toBe(true)
+  })
+})
