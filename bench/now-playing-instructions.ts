@@ -1,0 +1,159 @@
+// npm run bench -- now-playing-instructions
+// Now playing counted in instructions instead of seconds, so that a change of a few per cent shows
+// on a noisy machine: each server runs under `valgrind --tool=callgrind` (counting switched off
+// until the servers are warm), answers NP_WARM requests (default 40,000; autocannon, 10
+// connections), then NP_COUNT (5,000) with counting on; the main thread's instructions divided by
+// NP_COUNT are its figure. The same count repeats within about 2%, whatever the load.
+//
+// Three processes: the built service as `npm start` runs it (SQLite, the sample channel,
+// LOG_LEVEL=info, its stdout discarded), the same after three and more full collections at a quiet
+// moment (as V8's memory reducer runs them once the process goes quiet after a burst of
+// allocation; six gc() calls from a SIGUSR2 handler halfway through the warm-up; see
+// docs/performance.md, "nextTick's hidden classes, kept"), and a node:http server answering a fixed
+// body of the same size. The service runs from a scratch copy of dist/ in which a microcache entry
+// never expires: otherwise the once-a-second recomputation, shared by however many requests
+// valgrind's speed lets through that second, would be counted. Needs valgrind (Debian: valgrind).
+import { execFileSync, spawn } from 'node:child_process'
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import { applyMigrations } from '../src/db/migrate.js'
+import { openDatabase } from '../src/db/client.js'
+import { parseEnv } from '../src/core/env.js'
+import { createDeps } from '../src/deps.js'
+import { importChannel } from '../src/channel/import-channel.js'
+import { freePort, serviceCommand } from './peers/processes.js'
+
+try {
+  execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
+} catch {
+  console.log('skipped: needs valgrind on the PATH (Debian: apt-get install valgrind)')
+  process.exit(0)
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const warm = Number(process.env.NP_WARM ?? 40_000)
+const count = Number(process.env.NP_COUNT ?? 5_000)
+const dir = mkdtempSync(join(tmpdir(), 'gateway-instructions-'))
+const url = `file:${join(dir, 'bench.db')}`
+await applyMigrations(url)
+const database = await openDatabase(url)
+const channel = await importChannel(createDeps(database, parseEnv({ DATABASE_URL: url })), readFileSync('docs/channel-sample.json', 'utf8'))
+await database.close()
+
+// The service's command line, built as npm start builds it, then run from a copy whose microcache
+// keeps its entries. The two expiry tests are replaced by name: if they change, this stops here.
+const start = serviceCommand(root)
+const copy = join(dir, 'service')
+cpSync(join(root, 'dist'), join(copy, 'dist'), { recursive: true })
+cpSync(join(root, 'package.json'), join(copy, 'package.json'))
+symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'))
+const cacheFile = join(copy, 'dist/src/http/microcache.js')
+const expiries = [
+  'if (!hit || second < hit.second || second >= hit.second + hit.span) return void 0;',
+  'if (Date.now() - hit.at >= this.ttlMs * hit.span) {',
+]
+let cache = readFileSync(cacheFile, 'utf8')
+for (const [i, test] of expiries.entries()) {
+  if (!cache.includes(test)) throw new Error(`dist/src/http/microcache.js no longer has "${test}": update this benchmark`)
+  cache = cache.replace(test, i === 0 ? 'if (!hit) return void 0;' : 'if (false) {')
+}
+writeFileSync(cacheFile, cache)
+const collect = join(dir, 'collect.mjs')
+writeFileSync(collect, "process.on('SIGUSR2', () => { for (let i = 0; i < 6; i++) globalThis.gc() })\n")
+
+async function requests(target: string, amount: number) {
+  const result = await autocannon({ url: target, connections: 10, amount })
+  if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+}
+
+/** Instructions per request of the main thread of `node <args>` serving `path`. */
+async function counted(name: string, args: string[], env: Record<string, string>, cwd: string, path: string, quiet = false) {
+  const port = await freePort()
+  const out = join(dir, `${name}.callgrind`)
+  const child = spawn(
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      '--instr-atstart=no',
+      '--separate-threads=yes',
+      `--callgrind-out-file=${out}`,
+      process.execPath,
+      ...args,
+    ],
+    { cwd, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] },
+  )
+  let stderr = ''
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)))
+  const target = `http://127.0.0.1:${port}${path}`
+  let body = ''
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited before answering:\n${stderr}`)
+    if (i > 600) throw new Error(`${name} did not answer within 5 minutes under valgrind:\n${stderr}`)
+    try {
+      const answer = await fetch(target)
+      if (answer.ok) {
+        body = await answer.text()
+        break
+      }
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  // Under valgrind one thread runs at a time, so V8's compiler threads finish their work only in
+  // the pauses: two halves of the warm-up, each followed by one, make the count repeatable.
+  const pause = () => new Promise((r) => setTimeout(r, 3000))
+  await requests(target, warm / 2)
+  await pause()
+  if (quiet) {
+    child.kill('SIGUSR2')
+    await pause()
+  }
+  await requests(target, warm / 2)
+  await pause()
+  execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' })
+  await requests(target, count)
+  execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' })
+  child.kill('SIGTERM')
+  await new Promise((r) => child.once('exit', r))
+  // The dump's file for thread 1 (the main thread): <out>.1-01.
+  const summary = /^summary: (\d+)$/m.exec(readFileSync(`${out}.1-01`, 'utf8'))
+  if (!summary) throw new Error(`${name}: no summary line in ${out}.1-01`)
+  return { perRequest: Number(summary[1]) / count, body }
+}
+
+const service = { ...start.env, DATABASE_URL: url, LOG_LEVEL: 'info', WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0' }
+const statusPath = `/api/channels/${channel.id}/status`
+const load0 = loadavg()[0]!
+console.log(`service as npm start runs it: node ${start.args.join(' ')}; ${warm} requests before counting, ${count} counted`)
+const fresh = await counted('service', start.args, service, copy, statusPath)
+const quiet = await counted('service-quiet', ['--expose-gc', '--import', collect, ...start.args], service, copy, statusPath, true)
+
+// The fixed body: the size of the service's first answer (the copy keeps it for good).
+const fixedServer = join(dir, 'fixed-body.mjs')
+writeFileSync(
+  fixedServer,
+  `import { createServer } from 'node:http'
+const body = JSON.stringify({ padding: 'x'.repeat(${Math.max(0, fresh.body.length - 14)}) })
+createServer((req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
+  res.end(body)
+}).listen(Number(process.env.PORT), '127.0.0.1')
+`,
+)
+const { perRequest: fixed } = await counted('fixed-body', ['--min-semi-space-size=4', '--max-semi-space-size=4', fixedServer], {}, dir, '/')
+
+const row = (name: string, n: number) => `| ${name} | ${Math.round(n).toLocaleString('en')} | ${(fixed / n).toFixed(2)} |`
+console.log(`\nnow playing (${fresh.body.length}-byte body), main-thread instructions per request:\n`)
+console.log('| server | instructions / request | fixed-body / it |\n|---|---:|---:|')
+console.log(row('node:http fixed body', fixed))
+console.log(row('service, fresh', fresh.perRequest))
+console.log(row('service, after collections at a quiet moment', quiet.perRequest))
+console.log(
+  `\nload average at the start ${load0.toFixed(2)}, at the end ${loadavg()[0]!.toFixed(2)} (instruction counts do not depend on it)`,
+)
+rmSync(dir, { recursive: true, force: true })
