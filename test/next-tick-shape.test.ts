@@ -41,6 +41,11 @@ function literalFeedback(withModule: boolean): string[] {
 }
 
 describe('process.nextTick’s queue-entry shape (src/process/next-tick-shape.ts)', () => {
+  it('is imported by the server’s entry before anything else runs but the V8 settings', () => {
+    const imports = readFileSync(new URL('../src/process/server.ts', import.meta.url), 'utf8').match(/^import .*$/gm)!
+    expect(imports.slice(0, 2)).toEqual(["import './heap-settings.js'", "import './next-tick-shape.js'"])
+  })
+
   it('keeps one of nextTick’s own queue entries', async () => {
     await new Promise((resolve) => setImmediate(resolve))
     const entry = keptTickEntry() as Record<PropertyKey, unknown>
