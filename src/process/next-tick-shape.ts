@@ -11,7 +11,8 @@ import { executionAsyncResource } from 'node:async_hooks'
  * on PostgreSQL), they free the maps; the next entry gets new ones, the remembered maps no longer
  * match, and V8 marks three of the four definitions megamorphic for the life of the process. Node
  * 20 then calls into the runtime for each of them: about ten entries a request, a third of the
- * instructions of a cached now-playing answer (docs/performance.md, "nextTick's hidden classes").
+ * instructions of a cached now-playing answer (docs/performance.md, "nextTick's hidden classes,
+ * kept").
  * Node 22 loses the maps the same way, at a smaller cost.
  *
  * One entry kept here keeps its map and, through the map's back pointers, the whole chain alive,
