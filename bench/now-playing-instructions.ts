@@ -13,7 +13,7 @@
 // body of the same size. The service runs from a scratch copy of dist/ in which a microcache entry
 // never expires: otherwise the once-a-second recomputation, shared by however many requests
 // valgrind's speed lets through that second, would be counted. Needs valgrind (Debian: valgrind).
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -24,7 +24,7 @@ import { openDatabase } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { importChannel } from '../src/channel/import-channel.js'
-import { freePort, serviceCommand } from './peers/processes.js'
+import { serviceCommand, startChild } from './peers/processes.js'
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
@@ -69,48 +69,40 @@ async function requests(target: string, amount: number) {
   if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
 }
 
-/** Instructions per request of the main thread of `node <args>` serving `path`. */
-async function counted(name: string, args: string[], env: Record<string, string>, cwd: string, path: string, quiet = false) {
-  const port = await freePort()
+/** Instructions per request of the main thread of `node <args>` (under callgrind) serving `path`. */
+async function counted(
+  name: string,
+  command: (port: number) => { args: string[]; env?: Record<string, string> },
+  cwd: string,
+  path: string,
+  quiet = false,
+) {
   const out = join(dir, `${name}.callgrind`)
-  const child = spawn(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--smc-check=all-non-file',
-      '--instr-atstart=no',
-      '--separate-threads=yes',
-      `--callgrind-out-file=${out}`,
-      process.execPath,
-      ...args,
-    ],
-    { cwd, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] },
+  const callgrind = [
+    '--tool=callgrind',
+    '--smc-check=all-non-file',
+    '--instr-atstart=no',
+    '--separate-threads=yes',
+    `--callgrind-out-file=${out}`,
+  ]
+  const child = await startChild(
+    name,
+    (port) => {
+      const { args, env } = command(port)
+      return { node: 'valgrind', args: [...callgrind, process.execPath, ...args], env }
+    },
+    cwd,
+    { startTimeoutMs: 300_000 },
   )
-  let stderr = ''
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)))
-  const target = `http://127.0.0.1:${port}${path}`
-  let body = ''
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`${name} exited before answering:\n${stderr}`)
-    if (i > 600) throw new Error(`${name} did not answer within 5 minutes under valgrind:\n${stderr}`)
-    try {
-      const answer = await fetch(target)
-      if (answer.ok) {
-        body = await answer.text()
-        break
-      }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 500))
-  }
+  const target = `${child.baseUrl}${path}`
+  const body = await (await fetch(target)).text()
   // Under valgrind one thread runs at a time, so V8's compiler threads finish their work only in
   // the pauses: two halves of the warm-up, each followed by one, make the count repeatable.
   const pause = () => new Promise((r) => setTimeout(r, 3000))
   await requests(target, warm / 2)
   await pause()
   if (quiet) {
-    child.kill('SIGUSR2')
+    process.kill(child.pid, 'SIGUSR2')
     await pause()
   }
   await requests(target, warm / 2)
@@ -118,8 +110,7 @@ async function counted(name: string, args: string[], env: Record<string, string>
   execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' })
   await requests(target, count)
   execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' })
-  child.kill('SIGTERM')
-  await new Promise((r) => child.once('exit', r))
+  await child.stop()
   // The dump's file for thread 1 (the main thread): <out>.1-01.
   const summary = /^summary: (\d+)$/m.exec(readFileSync(`${out}.1-01`, 'utf8'))
   if (!summary) throw new Error(`${name}: no summary line in ${out}.1-01`)
@@ -130,25 +121,22 @@ const service = { ...start.env, DATABASE_URL: url, LOG_LEVEL: 'info', WORKER_ENA
 const statusPath = `/api/channels/${channel.id}/status`
 const load0 = loadavg()[0]!
 console.log(`service as npm start runs it: node ${start.args.join(' ')}; ${warm} requests before counting, ${count} counted`)
-const fresh = await counted('service', start.args, service, copy, statusPath)
-const quiet = await counted('service-quiet', ['--expose-gc', '--import', collect, ...start.args], service, copy, statusPath, true)
-
-// The fixed body: the size of the service's first answer (the copy keeps it for good).
-const fixedServer = join(dir, 'fixed-body.mjs')
-writeFileSync(
-  fixedServer,
-  `import { createServer } from 'node:http'
-const body = JSON.stringify({ padding: 'x'.repeat(${Math.max(0, fresh.body.length - 14)}) })
-createServer((req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
-  res.end(body)
-}).listen(Number(process.env.PORT), '127.0.0.1')
-`,
+const serve = (flags: string[]) => (port: number) => ({ args: [...flags, ...start.args], env: { ...service, PORT: String(port) } })
+const fresh = await counted('service', serve([]), copy, statusPath)
+const quiet = await counted('service-quiet', serve(['--expose-gc', '--import', collect]), copy, statusPath, true)
+// The project's fixed-body server (bench/peers/fixed-body.ts), as large as the service's first
+// answer (the copy keeps it for good), with the service's young-generation flags.
+const bytes = String(Buffer.byteLength(fresh.body))
+const youngGeneration = start.args.filter((arg) => arg.includes('semi-space'))
+const { perRequest: fixed } = await counted(
+  'fixed-body',
+  (port) => ({ args: [...youngGeneration, '--import', 'tsx', 'bench/peers/fixed-body.ts', String(port), bytes] }),
+  root,
+  '/',
 )
-const { perRequest: fixed } = await counted('fixed-body', ['--min-semi-space-size=4', '--max-semi-space-size=4', fixedServer], {}, dir, '/')
 
 const row = (name: string, n: number) => `| ${name} | ${Math.round(n).toLocaleString('en')} | ${(fixed / n).toFixed(2)} |`
-console.log(`\nnow playing (${fresh.body.length}-byte body), main-thread instructions per request:\n`)
+console.log(`\nnow playing (${bytes}-byte body), main-thread instructions per request:\n`)
 console.log('| server | instructions / request | fixed-body / it |\n|---|---:|---:|')
 console.log(row('node:http fixed body', fixed))
 console.log(row('service, fresh', fresh.perRequest))

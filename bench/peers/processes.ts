@@ -34,6 +34,7 @@ export async function startChild(
   name: string,
   command: (port: number) => { args: string[]; env?: Record<string, string>; node?: string },
   cwd: string,
+  { startTimeoutMs = 60_000 }: { startTimeoutMs?: number } = {},
 ): Promise<Child> {
   const port = await freePort()
   const { args, env, node = process.execPath } = command(port)
@@ -45,7 +46,7 @@ export async function startChild(
   const baseUrl = `http://127.0.0.1:${port}`
   for (let i = 0; ; i++) {
     if (exited !== null) throw new Error(`${name} exited with ${exited} before answering:\n${stderr}`)
-    if (i > 600) throw new Error(`${name} did not answer within 60 s:\n${stderr}`)
+    if (i * 100 > startTimeoutMs) throw new Error(`${name} did not answer within ${startTimeoutMs / 1000} s:\n${stderr}`)
     try {
       if ((await fetch(`${baseUrl}/healthz`)).status < 500) break
     } catch {

@@ -12,8 +12,7 @@ import { executionAsyncResource } from 'node:async_hooks'
  * match, and V8 marks three of the four definitions megamorphic for the life of the process. Node
  * 20 then calls into the runtime for each of them: about ten entries a request, a third of the
  * instructions of a cached now-playing answer (docs/performance.md, "nextTick's hidden classes,
- * kept").
- * Node 22 loses the maps the same way, at a smaller cost.
+ * kept"). Node 22 loses the maps the same way, at a smaller cost.
  *
  * One entry kept here keeps its map and, through the map's back pointers, the whole chain alive,
  * so every later entry is built along the maps V8 remembered first. Inside a nextTick callback the
