@@ -158,6 +158,54 @@ describe('a replay written with the header list validated once (Microcache.repla
     }
   })
 
+  it('leaves node the headers it looks for: an answer’s own Connection and Date are written once and obeyed', async () => {
+    const cache = new Microcache(60_000)
+    cache.set(cache.key('/api/own', new Date()), {
+      ...answer,
+      headers: { ...answer.headers, Date: 'Tue, 03 Mar 2026 17:30:00 GMT', 'X-After': 'a', Connection: 'close', 'X-Last': 'b' },
+    })
+    const server = createServer((req, res) => {
+      if (req.headers['x-path'] === 'list') (res as unknown as Record<symbol, unknown>)[OUT_HEADERS!] = undefined
+      cache.replay(cache.hit(req, Date.now())!, req, res, 'id-1')
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      // Keep-alive asked for: the answer's own Connection: close must still end the exchange.
+      const request = (path: string) => `GET /api/own HTTP/1.1\r\nHost: x\r\nX-Path: ${path}\r\n\r\n`
+      const fast = await rawExchange(port, request('own'))
+      expect(fast).toBe(await rawExchange(port, request('list')))
+      const head = fast.slice(0, fast.indexOf('\r\n\r\n'))
+      expect(head.match(/^Date: /gim)).toEqual(['Date: '])
+      expect(head).toContain('\r\nDate: Tue, 03 Mar 2026 17:30:00 GMT\r\n')
+      expect(head.match(/^Connection: /gim)).toEqual(['Connection: '])
+      expect(head).toContain('\r\nConnection: close\r\n')
+      expect(head).toContain('\r\nX-After: a\r\n')
+      expect(head).toContain('\r\nX-Last: b\r\n')
+      expect(head).not.toMatch(/keep-alive|transfer-encoding/i)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  it('finds each path’s own entry when paths alternate, and the new one after an entry is replaced or dropped', () => {
+    const cache = new Microcache(60_000)
+    const now = new Date()
+    const request = (url: string) => ({ method: 'GET', url }) as never
+    const body = (url: string) => cache.hit(request(url), now.getTime())?.body
+    cache.set(cache.key('/api/a', now), { ...answer, body: 'a1' })
+    cache.set(cache.key('/api/b', now), { ...answer, body: 'b1' })
+    expect(['/api/a', '/api/b', '/api/a', '/api/a', '/api/b'].map(body)).toEqual(['a1', 'b1', 'a1', 'a1', 'b1'])
+    // Replaced within the same second, right after a hit on it.
+    cache.set(cache.key('/api/b', now), { ...answer, body: 'b2' })
+    expect(body('/api/b')).toBe('b2')
+    cache.set(cache.key('/api/g', now, 60), { ...answer, body: 'g1' })
+    expect(body('/api/g')).toBe('g1')
+    cache.dropLongLived()
+    expect(body('/api/g')).toBeUndefined()
+    expect(body('/api/b')).toBe('b2')
+  })
+
   it('never keeps an answer with a header node refuses to write, or a name twice', () => {
     const cache = new Microcache(60_000)
     const key = cache.key('/api/bad', new Date())

@@ -18,6 +18,8 @@ export interface MicroKey {
 type HeaderList = Record<string, [string, string]>
 
 interface Entry extends CachedResponse {
+  /** The path and query it answers (the same string object on every hit). */
+  path: string
   second: number
   span: number
   at: number
@@ -29,6 +31,9 @@ interface Entry extends CachedResponse {
   full: HeaderList
   bare: HeaderList
   requestId: [string, string]
+  /** The same heads as name-value pairs, for a response whose own list is taken (writeHead validates them). */
+  fullPairs: string[]
+  barePairs: string[]
 }
 
 /**
@@ -47,20 +52,43 @@ export const OUT_HEADERS: symbol | undefined = (() => {
 })()
 
 /**
+ * The headers whose names node's writeHead looks for (it lower-cases each name of 4 to 17
+ * characters and compares it with these): they keep an entry of their own in a header list.
+ */
+const NODE_READS = new Set(['connection', 'content-length', 'transfer-encoding', 'date', 'expect', 'trailer', 'keep-alive'])
+
+/**
  * A name-value list as node's header list, each pair validated as setHeader validates it. Throws
  * if one is not valid, or if a name comes twice (one list entry holds one value).
+ *
+ * writeHead writes an entry of the list as `name + ': ' + value + '\r\n'`, and then looks at the
+ * name (NODE_READS). So each run of headers node does not look for is one entry: its first name,
+ * and as value its first value followed by the others' lines, `\r\nName: value`, joined once here.
+ * The bytes on the wire are the same; writeHead handles three entries a replay instead of eight or
+ * nine (docs/performance.md, "A replay's head in three entries").
  */
 function headerList(pairs: string[], requestId: [string, string]): HeaderList {
   const list: HeaderList = {}
-  const add = (entry: [string, string]) => {
-    validateHeaderName(entry[0])
-    validateHeaderValue(entry[0], entry[1])
-    const key = entry[0].toLowerCase()
-    if (key in list) throw new Error(`${entry[0]} twice`)
-    list[key] = entry
+  const seen = new Set([requestId[0].toLowerCase()])
+  // The entries in order, each a name and the parts of its value (array join makes one flat string).
+  const entries: [string, string, string[]][] = []
+  let run: string[] | undefined
+  for (let i = 0; i < pairs.length; i += 2) {
+    const [name, value] = [pairs[i]!, pairs[i + 1]!]
+    validateHeaderName(name)
+    validateHeaderValue(name, value)
+    const key = name.toLowerCase()
+    if (seen.has(key)) throw new Error(`${name} twice`)
+    seen.add(key)
+    if (run && !NODE_READS.has(key)) {
+      run.push(`\r\n${name}: ${value}`)
+      continue
+    }
+    entries.push([key, name, [value]])
+    run = NODE_READS.has(key) ? undefined : entries.at(-1)![2]
   }
-  for (let i = 0; i < pairs.length; i += 2) add([pairs[i]!, pairs[i + 1]!])
-  add(requestId)
+  for (const [key, name, parts] of entries) list[key] = [name, parts.join('')]
+  list[requestId[0].toLowerCase()] = requestId
   return list
 }
 
@@ -74,6 +102,11 @@ export class Microcache {
   private readonly entries = new Map<string, Entry>()
   /** Name-value pairs every replay carries as well (X-Worker in a cluster, src/process/http-listener.ts). */
   private extra: string[] = []
+  /**
+   * The entry found last. Requests come in runs of one path, so a lookup compares the URL with
+   * this entry's path first: no hash of a new URL string, which a Map lookup computes each time.
+   */
+  private last: Entry | undefined
 
   constructor(private readonly ttlMs: number) {}
 
@@ -96,28 +129,34 @@ export class Microcache {
   }
 
   private lookup(path: string, second: number) {
-    const hit = this.entries.get(path)
+    const last = this.last
+    const hit = last !== undefined && last.path === path ? last : this.entries.get(path)
     if (!hit || second < hit.second || second >= hit.second + hit.span) return undefined
     if (Date.now() - hit.at >= this.ttlMs * hit.span) {
       this.entries.delete(path)
+      this.last = undefined
       return undefined
     }
+    this.last = hit
     return hit
   }
 
   /** Forgets the answers kept longer than a second (the program guides): their channel changed. */
   dropLongLived() {
+    this.last = undefined
     for (const [path, entry] of this.entries) if (entry.span > 1) this.entries.delete(path)
   }
 
   set(key: MicroKey, response: CachedResponse) {
     if (!this.enabled) return
+    this.last = undefined
     if (this.entries.size > 10_000 && !this.entries.has(key.path)) this.entries.clear()
     const bare = [...Object.entries(response.headers).flat(), ...this.extra, 'ETag', response.etag]
     // JSON unless the route answered another type (the program guides): then its headers name it.
     const type = 'Content-Type' in response.headers ? [] : ['Content-Type', 'application/json; charset=utf-8']
-    // A Content-Length lets node write head and body in one piece instead of chunked.
-    const full = [...type, 'Content-Length', String(Buffer.byteLength(response.body)), ...bare]
+    // A Content-Length lets node write head and body in one piece instead of chunked. It comes
+    // first: the headers after it make one entry of the list (headerList).
+    const full = ['Content-Length', String(Buffer.byteLength(response.body)), ...type, ...bare]
     const requestId: [string, string] = ['X-Request-Id', '']
     let lists: { full: HeaderList; bare: HeaderList }
     try {
@@ -125,7 +164,18 @@ export class Microcache {
     } catch {
       return // a header node refuses is never replayed (writing the answer itself fails the same way)
     }
-    this.entries.set(key.path, { ...response, second: key.second, span: key.span, at: Date.now(), ...lists, requestId })
+    const entry = {
+      ...response,
+      path: key.path,
+      second: key.second,
+      span: key.span,
+      at: Date.now(),
+      ...lists,
+      requestId,
+      fullPairs: full,
+      barePairs: bare,
+    }
+    this.entries.set(key.path, entry)
   }
 
   /** The answer the listener may replay for this request, if any. `nowMs` is the clock's time. */
@@ -147,7 +197,7 @@ export class Microcache {
       own[OUT_HEADERS] = headers
       res.writeHead(notModified ? 304 : hit.status)
     } else {
-      res.writeHead(notModified ? 304 : hit.status, Object.values(headers).flat())
+      res.writeHead(notModified ? 304 : hit.status, [...(notModified ? hit.barePairs : hit.fullPairs), 'X-Request-Id', requestId])
     }
     res.end(notModified || req.method === 'HEAD' ? undefined : hit.body)
   }

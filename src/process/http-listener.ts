@@ -50,7 +50,8 @@ export function createListener(
         const requestId = incoming !== undefined && CLIENT_REQUEST_ID.test(incoming) ? incoming : nextId()
         app.microcache.replay(hit, req, res, requestId)
         metrics?.observeReplay()
-        log(requestId, req.method!, req.url!, res.statusCode, Math.round(performance.now() - started))
+        // The entry's path: the same string each time, which the access line compares with its last.
+        log(requestId, req.method!, hit.path, res.statusCode, Math.round(performance.now() - started))
         return
       }
     }
