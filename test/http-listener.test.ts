@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
-import { createDrain, createListener } from '../src/process/http-listener.js'
+import { createDrain, createListener, requestIdSource } from '../src/process/http-listener.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { createMetrics } from '../src/metrics/create-metrics.js'
 import { Microcache, OUT_HEADERS } from '../src/http/microcache.js'
@@ -221,6 +221,18 @@ describe('a replay written with the header list validated once (Microcache.repla
   })
 })
 
+describe('request ids of replays (requestIdSource)', () => {
+  it('counts in the last 12 hex digits after a random prefix, unique across the table’s wrap', () => {
+    const next = requestIdSource()
+    const ids = Array.from({ length: 600 }, next)
+    expect(new Set(ids).size).toBe(600)
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    expect(ids.map((id) => parseInt(id.slice(24), 16))).toEqual(ids.map((_, n) => n))
+    expect(new Set(ids.map((id) => id.slice(0, 24))).size).toBe(1)
+    expect(requestIdSource()().slice(0, 24)).not.toBe(ids[0]!.slice(0, 24))
+  })
+})
+
 describe('access line of a replay', () => {
   it('names the path of each request when paths alternate (the last path is remembered)', async () => {
     const { execFileSync } = await import('node:child_process')
@@ -234,6 +246,31 @@ describe('access line of a replay', () => {
       .split('\n')
       .map((l) => (JSON.parse(l) as { path: string }).path)
     expect(paths).toEqual(['/api/a', '/api/b?x="é', '/api/b?x="é', '/api/a', '/api/c'])
+  })
+
+  it('carries each request’s own status, method, ms and time (the kept end and second change with them)', async () => {
+    const { execFileSync } = await import('node:child_process')
+    const script = `
+      import { createLogger, replayLog } from './src/core/logger.ts'
+      const log = replayLog(createLogger('info'))
+      const times = [1795787151005, 1795787151999, 1795787152000, 1795787152040, 1795787152040]
+      const fields = [[200, 'GET', 0], [304, 'GET', 0], [304, 'HEAD', 0], [304, 'HEAD', 7], [200, 'GET', 0]]
+      fields.forEach(([status, method, ms], i) => {
+        Date.now = () => times[i]
+        log('id-' + i, method, '/api/x', status, ms)
+      })`
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { time: number; requestId: string; method: string; status: number; ms: number })
+    expect(lines.map((l) => [l.time, l.requestId, l.method, l.status, l.ms])).toEqual([
+      [1795787151005, 'id-0', 'GET', 200, 0],
+      [1795787151999, 'id-1', 'GET', 304, 0],
+      [1795787152000, 'id-2', 'HEAD', 304, 0],
+      [1795787152040, 'id-3', 'HEAD', 304, 7],
+      [1795787152040, 'id-4', 'GET', 200, 0],
+    ])
   })
 
   it('is the line pino writes for the same fields, on the same stdout', async () => {

@@ -96,6 +96,9 @@ export function linesPerTurn<T extends LineSink>(destination: T): T {
   return destination
 }
 
+/** '000' to '999': the last three digits of a time in milliseconds. */
+const MILLISECOND_DIGITS = Array.from({ length: 1000 }, (_, ms) => String(ms).padStart(3, '0'))
+
 export type ReplayLog = (requestId: string, method: string, path: string, status: number, ms: number) => void
 
 /**
@@ -111,16 +114,30 @@ export function replayLog(logger: Logger): ReplayLog {
     return (requestId, method, path, status, ms) => logger.info({ requestId, method, path, status, ms, cached: true }, 'request')
   }
   const stream = (logger as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym]!
-  // Replays come in runs of the same few paths: the last one's JSON is kept.
+  // Replays come in runs of the same path, method, status and ms: the line's end after the request
+  // id is kept for the last of them, and the time's digits for the last second (its milliseconds
+  // from a table), so a line is five pieces, with no number turned into text.
   let lastPath = ''
-  let lastPathJson = '""'
+  let lastMethod = ''
+  let lastStatus = 0
+  let lastMs = -1
+  let tail = ''
+  let lastSecond = -1
+  let secondDigits = ''
   return (requestId, method, path, status, ms) => {
-    if (path !== lastPath) {
+    if (path !== lastPath || method !== lastMethod || status !== lastStatus || ms !== lastMs) {
       lastPath = path
-      lastPathJson = JSON.stringify(path)
+      lastMethod = method
+      lastStatus = status
+      lastMs = ms
+      tail = `","method":"${method}","path":${JSON.stringify(path)},"status":${status},"ms":${ms},"cached":true,"msg":"request"}\n`
     }
-    stream.write(
-      `{"level":30,"time":${Date.now()},"requestId":"${requestId}","method":"${method}","path":${lastPathJson},"status":${status},"ms":${ms},"cached":true,"msg":"request"}\n`,
-    )
+    const now = Date.now()
+    const second = Math.floor(now / 1000)
+    if (second !== lastSecond) {
+      lastSecond = second
+      secondDigits = String(second)
+    }
+    stream.write(`{"level":30,"time":${secondDigits}${MILLISECOND_DIGITS[now - second * 1000]},"requestId":"${requestId}${tail}`)
   }
 }

@@ -20,8 +20,18 @@ export function requestIdSource() {
   const hex = randomBytes(10).toString('hex')
   const prefix = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-`
   let counter = 0
-  return () => prefix + (counter++).toString(16).padStart(12, '0')
+  // The counter's 12 hex digits: the first 10 change once in 256 ids, the last 2 come from a table.
+  let high = ''
+  return () => {
+    const low = counter % 256
+    if (low === 0) high = prefix + (counter / 256).toString(16).padStart(10, '0')
+    counter++
+    return high + HEX_BYTES[low]
+  }
 }
+
+/** '00' to 'ff'. */
+const HEX_BYTES = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'))
 
 /**
  * The node:http listener: microcache hits are answered here, everything else goes to app.fetch.
