@@ -123,9 +123,9 @@ export function createDrain(server: Server) {
   }
   // First listener: the response must know before the handler (or a microcache replay) writes.
   server.prependListener('request', (_req: IncomingMessage, res: Tracked) => {
+    // No time taken here: while it runs, it is in `active`; its close marks the activity.
     res[SLOT] = active.length
     active.push(res)
-    lastActivity = performance.now()
     if (draining) res.shouldKeepAlive = false
     res.on('close', closed)
   })
