@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto'
+// Imported: the global `performance` is a lazy getter node calls on every use (three a replay).
+import { performance } from 'node:perf_hooks'
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import { createServerAdapter } from '@whatwg-node/server'
 import type { App } from '../app.js'
