@@ -5,12 +5,14 @@
 // connections), then NP_COUNT (5,000) with counting on; the main thread's instructions divided by
 // NP_COUNT are its figure. The same count repeats within about 2%, whatever the load.
 //
-// Three processes: the built service as `npm start` runs it (SQLite, the sample channel,
+// Four processes: the built service as `npm start` runs it (SQLite, the sample channel,
 // LOG_LEVEL=info, its stdout discarded), the same after three and more full collections at a quiet
 // moment (as V8's memory reducer runs them once the process goes quiet after a burst of
 // allocation; six gc() calls from a SIGUSR2 handler halfway through the warm-up; see
-// docs/performance.md, "nextTick's hidden classes, kept"), and a node:http server answering a fixed
-// body of the same size. The service runs from a scratch copy of dist/ in which a microcache entry
+// docs/performance.md, "nextTick's hidden classes, kept"), the same after the work the shared
+// harness's service does before now playing (an add-contacts, then REST and GraphQL contact pages:
+// node's own code then sees other shapes of requests and responses), and a node:http server
+// answering a fixed body of the same size. The service runs from a scratch copy of dist/ in which a microcache entry
 // never expires: otherwise the once-a-second recomputation, shared by however many requests
 // valgrind's speed lets through that second, would be counted. Needs valgrind (Debian: valgrind).
 import { execFileSync } from 'node:child_process'
@@ -25,6 +27,7 @@ import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { serviceCommand, startChild } from './peers/processes.js'
+import { createAccount } from '../src/accounts/create-account.js'
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
@@ -40,6 +43,7 @@ const dir = mkdtempSync(join(tmpdir(), 'gateway-instructions-'))
 const url = `file:${join(dir, 'bench.db')}`
 await applyMigrations(url)
 const database = await openDatabase(url)
+const { apiKey } = await createAccount({ db: database.prisma }, { name: 'Instructions bench' })
 const channel = await importChannel(createDeps(database, parseEnv({ DATABASE_URL: url })), readFileSync('docs/channel-sample.json', 'utf8'))
 await database.close()
 
@@ -64,9 +68,31 @@ writeFileSync(cacheFile, cache)
 const collect = join(dir, 'collect.mjs')
 writeFileSync(collect, "process.on('SIGUSR2', () => { for (let i = 0; i < 6; i++) globalThis.gc() })\n")
 
-async function requests(target: string, amount: number) {
-  const result = await autocannon({ url: target, connections: 10, amount })
+async function requests(target: string, amount: number, options: Partial<autocannon.Options> = {}) {
+  const result = await autocannon({ url: target, connections: 10, amount, ...options })
   if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+}
+
+/** What the shared harness's service serves before now playing: 2,000 contacts added, then 6,000 REST and 6,000 GraphQL pages. */
+async function contactWork(base: string) {
+  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${base}/api/${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
+    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`)
+    return (await res.json()) as { reference?: string }
+  }
+  const { reference } = await post('contact/group/create', { name: 'Everyone' })
+  const contacts = Array.from({ length: 2000 }, (_, n) => ({
+    mobile: `+2547${String(10_000_000 + n)}`,
+    first_name: `First${n % 17}`,
+    family_name: `Family${n % 13}`,
+  }))
+  await post(`contact/group/${reference}/add-contacts`, { contacts })
+  const query = `{ contacts(page: 7, perPage: 25) { nodes { id uuid firstName familyName mobile } pageInfo { total page pageCount } } }`
+  for (let round = 0; round < 2; round++) {
+    await requests(`${base}/api/contacts?page=7&perPage=25`, 3000, { headers })
+    await requests(`${base}/graphql`, 3000, { method: 'POST', headers, body: JSON.stringify({ query }) })
+  }
 }
 
 /** Instructions per request of the main thread of `node <args>` (under callgrind) serving `path`. */
@@ -75,7 +101,7 @@ async function counted(
   command: (port: number) => { args: string[]; env?: Record<string, string> },
   cwd: string,
   path: string,
-  quiet = false,
+  { quiet = false, before }: { quiet?: boolean; before?: (base: string) => Promise<void> } = {},
 ) {
   const out = join(dir, `${name}.callgrind`)
   const callgrind = [
@@ -96,6 +122,10 @@ async function counted(
   )
   const target = `${child.baseUrl}${path}`
   const body = await (await fetch(target)).text()
+  if (before) {
+    await before(child.baseUrl)
+    await new Promise((r) => setTimeout(r, 3000))
+  }
   // Under valgrind one thread runs at a time, so V8's compiler threads finish their work only in
   // the pauses: two halves of the warm-up, each followed by one, make the count repeatable.
   const pause = () => new Promise((r) => setTimeout(r, 3000))
@@ -123,7 +153,8 @@ const load0 = loadavg()[0]!
 console.log(`service as npm start runs it: node ${start.args.join(' ')}; ${warm} requests before counting, ${count} counted`)
 const serve = (flags: string[]) => (port: number) => ({ args: [...flags, ...start.args], env: { ...service, PORT: String(port) } })
 const fresh = await counted('service', serve([]), copy, statusPath)
-const quiet = await counted('service-quiet', serve(['--expose-gc', '--import', collect]), copy, statusPath, true)
+const quiet = await counted('service-quiet', serve(['--expose-gc', '--import', collect]), copy, statusPath, { quiet: true })
+const worked = await counted('service-worked', serve([]), copy, statusPath, { before: contactWork })
 // The project's fixed-body server (bench/peers/fixed-body.ts), as large as the service's first
 // answer (the copy keeps it for good), with the service's young-generation flags.
 const bytes = String(Buffer.byteLength(fresh.body))
@@ -141,6 +172,7 @@ console.log('| server | instructions / request | fixed-body / it |\n|---|---:|--
 console.log(row('node:http fixed body', fixed))
 console.log(row('service, fresh', fresh.perRequest))
 console.log(row('service, after collections at a quiet moment', quiet.perRequest))
+console.log(row('service, after an add-contacts and REST and GraphQL pages', worked.perRequest))
 console.log(
   `\nload average at the start ${load0.toFixed(2)}, at the end ${loadavg()[0]!.toFixed(2)} (instruction counts do not depend on it)`,
 )
