@@ -12,9 +12,10 @@
 // docs/performance.md, "nextTick's hidden classes, kept"), the same after the work the shared
 // harness's service does before now playing (an add-contacts, then REST and GraphQL contact pages:
 // node's own code then sees other shapes of requests and responses), and a node:http server
-// answering a fixed body of the same size. The service runs from a scratch copy of dist/ in which a microcache entry
-// never expires: otherwise the once-a-second recomputation, shared by however many requests
-// valgrind's speed lets through that second, would be counted. Needs valgrind (Debian: valgrind).
+// answering a fixed body of the same size. The service runs from a scratch copy of dist/ in which
+// a microcache entry never expires: otherwise the once-a-second recomputation, shared by however
+// many requests valgrind's speed lets through that second, would be counted. Needs valgrind
+// (Debian: valgrind).
 import { execFileSync } from 'node:child_process'
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
