@@ -58,6 +58,17 @@ export interface LoadResult {
   non2xx: number
 }
 
+/** POST a JSON body to the service's REST API with an account's key; throws unless the answer is 2xx. */
+export async function postApi(baseUrl: string, apiKey: string, route: string, body: unknown): Promise<{ reference?: string }> {
+  const res = await fetch(`${baseUrl}/api/${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  if (!res.ok) throw new Error(`${route}: ${res.status} ${await res.text()}`)
+  return (await res.json()) as { reference?: string }
+}
+
 /** A bounded autocannon run against a loopback URL. */
 export async function load(name: string, options: autocannon.Options): Promise<LoadResult> {
   const result = await autocannon({ connections: 10, duration: 10, ...options })

@@ -29,6 +29,7 @@ import { createDeps } from '../src/deps.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { serviceCommand, startChild } from './peers/processes.js'
 import { createAccount } from '../src/accounts/create-account.js'
+import { postApi } from './harness.js'
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
@@ -69,6 +70,10 @@ writeFileSync(cacheFile, cache)
 const collect = join(dir, 'collect.mjs')
 writeFileSync(collect, "process.on('SIGUSR2', () => { for (let i = 0; i < 6; i++) globalThis.gc() })\n")
 
+// Under valgrind one thread runs at a time, so V8's compiler threads finish their work only in
+// pauses like this one.
+const pause = () => new Promise((r) => setTimeout(r, 3000))
+
 async function requests(target: string, amount: number, options: Partial<autocannon.Options> = {}) {
   const result = await autocannon({ url: target, connections: 10, amount, ...options })
   if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
@@ -77,18 +82,13 @@ async function requests(target: string, amount: number, options: Partial<autocan
 /** What the shared harness's service serves before now playing: 2,000 contacts added, then 6,000 REST and 6,000 GraphQL pages. */
 async function contactWork(base: string) {
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${base}/api/${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`)
-    return (await res.json()) as { reference?: string }
-  }
-  const { reference } = await post('contact/group/create', { name: 'Everyone' })
+  const { reference } = await postApi(base, apiKey, 'contact/group/create', { name: 'Everyone' })
   const contacts = Array.from({ length: 2000 }, (_, n) => ({
     mobile: `+2547${String(10_000_000 + n)}`,
     first_name: `First${n % 17}`,
     family_name: `Family${n % 13}`,
   }))
-  await post(`contact/group/${reference}/add-contacts`, { contacts })
+  await postApi(base, apiKey, `contact/group/${reference}/add-contacts`, { contacts })
   const query = `{ contacts(page: 7, perPage: 25) { nodes { id uuid firstName familyName mobile } pageInfo { total page pageCount } } }`
   for (let round = 0; round < 2; round++) {
     await requests(`${base}/api/contacts?page=7&perPage=25`, 3000, { headers })
@@ -125,11 +125,9 @@ async function counted(
   const body = await (await fetch(target)).text()
   if (before) {
     await before(child.baseUrl)
-    await new Promise((r) => setTimeout(r, 3000))
+    await pause()
   }
-  // Under valgrind one thread runs at a time, so V8's compiler threads finish their work only in
-  // the pauses: two halves of the warm-up, each followed by one, make the count repeatable.
-  const pause = () => new Promise((r) => setTimeout(r, 3000))
+  // Two halves of the warm-up, each followed by a pause, make the count repeatable.
   await requests(target, warm / 2)
   await pause()
   if (quiet) {

@@ -17,7 +17,7 @@ import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { importChannel } from '../src/channel/import-channel.js'
 import { createAccount } from '../src/accounts/create-account.js'
-import { load, printTable } from './harness.js'
+import { load, postApi, printTable } from './harness.js'
 import { serviceCommand } from './peers/processes.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
@@ -123,15 +123,7 @@ first.kill()
 await new Promise((resolve) => first.once('exit', resolve))
 await startService()
 children[0] = children.pop()!
-const api = (route: string, body: unknown) =>
-  fetch(`http://127.0.0.1:${APP_PORT}/api/${route}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  }).then(async (r) => {
-    if (!r.ok) throw new Error(`${route}: ${r.status} ${await r.text()}`)
-    return r.json() as Promise<{ reference?: string }>
-  })
+const api = (route: string, body: unknown) => postApi(`http://127.0.0.1:${APP_PORT}`, apiKey, route, body)
 const { reference: group } = await api('contact/group/create', { name: 'Everyone' })
 for (let batch = 0; batch < 4; batch++) {
   const contacts = Array.from({ length: 10_000 }, (_, i) => ({

@@ -80,12 +80,14 @@ function headerList(pairs: string[], requestId: [string, string]): HeaderList {
     const key = name.toLowerCase()
     if (seen.has(key)) throw new Error(`${name} twice`)
     seen.add(key)
-    if (run && !NODE_READS.has(key)) {
+    const own = NODE_READS.has(key)
+    if (run && !own) {
       run.push(`\r\n${name}: ${value}`)
       continue
     }
-    entries.push([key, name, [value]])
-    run = NODE_READS.has(key) ? undefined : entries.at(-1)![2]
+    const parts = [value]
+    entries.push([key, name, parts])
+    run = own ? undefined : parts
   }
   for (const [key, name, parts] of entries) list[key] = [name, parts.join('')]
   list[requestId[0].toLowerCase()] = requestId
