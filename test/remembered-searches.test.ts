@@ -1,8 +1,9 @@
 // A remembered search (src/messaging/remembered-searches.ts): a page of an account's search of
-// 1,000 matches or more is answered again from its ids, and only while nothing that could change
-// the matches has happened since its count, whoever wrote (this process, another database handle,
-// a transaction that was still open when the search was counted, random mixes of both). Every
-// answer is compared with Prisma's own query of the same list.
+// 1,000 matches or more is answered again from its ids while nothing that could change the matches
+// has happened since its count, and follows the changes when something has, whoever wrote (this
+// process, another database handle, a transaction that was still open when the search was counted,
+// random mixes of both); when it cannot follow, it runs in full. Every answer is compared with
+// Prisma's own query of the same list.
 import { randomUUID } from 'node:crypto'
 import BetterSqlite3 from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -20,7 +21,7 @@ import { openDatabase, type Database } from '../src/db/client.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
 import { createDeps } from '../src/deps.js'
 import { parseEnv } from '../src/core/env.js'
-import { purgeContactChanges, REMEMBERED_TOTAL_MIN } from '../src/messaging/remembered-searches.js'
+import { FOLLOW_MAX_CONTACTS, purgeContactChanges, REMEMBERED_TOTAL_MIN, WINDOW_MARGIN } from '../src/messaging/remembered-searches.js'
 
 const COLUMNS = ['id', 'firstName', 'gender'] as const
 
@@ -55,6 +56,15 @@ describe.each(targets)('a remembered search on $name', (target) => {
     expect({ rows: got.rows, total: got.total }).toEqual(await reference(accountId, search, number))
     expect(got.counted, `${search} page ${number}`).toBe(counted)
     return got
+  }
+
+  /** How an answer was found: counted in full, remembered unchanged (one statement), or followed (three: the check, the changes, the page). */
+  async function answerWay(accountId: string, search: string, number = 1, deps = kit.deps) {
+    kit.statements.length = 0
+    const got = await page(accountId, search, number, deps)
+    const statements = kit.statements.length
+    expect({ rows: got.rows, total: got.total }, `${search} page ${number}`).toEqual(await reference(accountId, search, number))
+    return got.counted ? 'counted' : statements === 1 ? 'remembered' : statements === 3 ? 'followed' : `${statements} statements`
   }
 
   /** A second database handle on the same database: another instance of the service. */
@@ -92,12 +102,15 @@ describe.each(targets)('a remembered search on $name', (target) => {
     }
   })
 
-  it('reads the columns fresh, and runs in full after every change of the matches, whoever wrote it', async () => {
+  it('reads the columns fresh, and follows every change of the matches, whoever wrote it', async () => {
     const accountId = await seeded()
     const other = await otherInstance()
     await expectAnswer(accountId, 'zebu', true)
     const [firstId] = (await page(accountId, 'zebu')).rows.map((r) => r.id as string)
     const first = await kit.db.contact.findUniqueOrThrow({ where: { id: firstId }, select: { mobile: true } })
+    // Page 3 too: its window starts past the list's start (25 matches before it).
+    await expectAnswer(accountId, 'zebu', true, 3)
+    const third = (await page(accountId, 'zebu', 3)).rows.map((r) => r.id as string)
 
     // A column outside the search text changes no match: still remembered, the new value shown.
     await kit.db.contact.update({ where: { id: firstId }, data: { gender: 'female' } })
@@ -114,16 +127,76 @@ describe.each(targets)('a remembered search on $name', (target) => {
         () => upsertContacts(kit.deps, accountId, parseContacts([{ mobile: first.mobile, firstName: 'Renamed' }], 'KE')),
       ],
       ['a match deleted by another instance', () => other.db.contact.delete({ where: { id: firstId } })],
+      [
+        'a match renamed from page 3 to page 1',
+        async () => {
+          const { mobile } = await kit.db.contact.findUniqueOrThrow({ where: { id: third[5]! }, select: { mobile: true } })
+          await upsertContacts(other, accountId, parseContacts([{ mobile, firstName: 'Zebu 00000b' }], 'KE'))
+        },
+      ],
+      [
+        'two matches of page 1 deleted and one added, in one transaction',
+        () =>
+          kit.db.$transaction(async (tx) => {
+            const [a, b] = await tx.contact.findMany({ where: { accountId, firstName: { startsWith: 'Zebu 0000' } }, take: 2 })
+            await tx.contact.deleteMany({ where: { id: { in: [a!.id, b!.id] } } })
+            await tx.contact.create({
+              data: {
+                accountId,
+                mobile: '+254799111119',
+                firstName: 'Zebu 00003z',
+                familyName: 'Ng',
+                ...contactKeys({ firstName: 'Zebu 00003z', familyName: 'Ng', mobile: '+254799111119' }),
+              },
+            })
+          }),
+      ],
     ]
     for (const [what, change] of changes) {
       await expectAnswer(accountId, 'zebu', false)
+      await expectAnswer(accountId, 'zebu', false, 3)
       await change()
-      const after = await page(accountId, 'zebu')
-      expect({ rows: after.rows, total: after.total }, what).toEqual(await reference(accountId, 'zebu'))
-      expect(after.counted, what).toBe(true)
+      expect(await answerWay(accountId, 'zebu'), what).toBe('followed')
+      expect(await answerWay(accountId, 'zebu', 3), what).toBe('followed')
+      expect(await answerWay(accountId, 'zebu'), what).toBe('remembered')
       // And the other instance, which never counted this search, agrees.
-      expect((await page(accountId, 'zebu', 1, other)).total, what).toBe(after.total)
+      expect((await page(accountId, 'zebu', 1, other)).total, what).toBe(await reference(accountId, 'zebu').then((r) => r.total))
     }
+  })
+
+  it('runs in full when too many contacts were written, or the page has left its window', async () => {
+    const accountId = await seeded()
+    await expectAnswer(accountId, 'zebu', true)
+    await expectAnswer(accountId, 'zebu', true, 3)
+    // More contacts written than a search follows: in full, then remembered again.
+    const many = Array.from({ length: FOLLOW_MAX_CONTACTS + 1 }, (_, i) => ({
+      mobile: `+2547970${String(i).padStart(5, '0')}`,
+      firstName: i % 2 ? 'Zebu 0' : 'Plain',
+    }))
+    await upsertContacts(kit.deps, accountId, parseContacts(many, 'KE'))
+    expect(await answerWay(accountId, 'zebu')).toBe('counted')
+    expect(await answerWay(accountId, 'zebu', 3)).toBe('counted')
+    expect(await answerWay(accountId, 'zebu', 3)).toBe('remembered')
+    // Page 3 with the margin after it emptied: more matches gone from its window than it holds.
+    const window = await kit.db.contact.findMany({
+      where: contactListWhere(accountId, { searchKey: 'zebu' }),
+      orderBy: contactListOrder,
+      skip: 50,
+      take: 25 + WINDOW_MARGIN + 1,
+      select: { id: true },
+    })
+    await kit.db.contact.deleteMany({ where: { id: { in: window.map((row) => row.id) } } })
+    expect(await answerWay(accountId, 'zebu', 3)).toBe('counted')
+    // A change in the window's margin alone is followed.
+    const [next] = await kit.db.contact.findMany({
+      where: contactListWhere(accountId, { searchKey: 'zebu' }),
+      orderBy: contactListOrder,
+      skip: 80,
+      take: 1,
+      select: { id: true },
+    })
+    await kit.db.contact.delete({ where: { id: next!.id } })
+    expect(await answerWay(accountId, 'zebu', 3)).toBe('followed')
   })
 
   it('remembers the total of a search without a page (the Relay connection), shared with the pages', async () => {
@@ -137,17 +210,32 @@ describe.each(targets)('a remembered search on $name', (target) => {
     await expectAnswer(accountId, 'zebu', true)
     await expectAnswer(accountId, 'zebu', false)
     expect(await total('zebu')).toEqual({ total: 1_100, counted: false })
-    // A new match written by another instance: counted again, and the pages too.
+    // A new match written by another instance: the total follows it in one statement, and the page too.
     await upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111112', firstName: 'Zebu 00000d' }], 'KE'))
     expect(await count('zebu')).toBe(1_101)
-    expect(await total('zebu')).toEqual({ total: 1_101, counted: true })
-    await expectAnswer(accountId, 'zebu', true)
+    kit.statements.length = 0
+    expect(await total('zebu')).toEqual({ total: 1_101, counted: false })
+    expect(kit.statements).toHaveLength(1)
+    expect(await answerWay(accountId, 'zebu')).toBe('followed')
     // A total that a page counted (the other instance never asked for the total).
     await page(accountId, 'zebu', 1, other)
     expect(await total('zebu', other)).toEqual({ total: 1_101, counted: false })
     // A rename away from the matches, by this instance.
     const renamed = await kit.db.contact.findFirstOrThrow({ where: { accountId, firstName: 'Zebu 00500' }, select: { mobile: true } })
     await upsertContacts(kit.deps, accountId, parseContacts([{ mobile: renamed.mobile, firstName: 'Renamed' }], 'KE'))
+    expect(await total('zebu', other)).toEqual({ total: 1_100, counted: false })
+    // Too many contacts written to follow: counted again.
+    await upsertContacts(
+      kit.deps,
+      accountId,
+      parseContacts(
+        Array.from({ length: FOLLOW_MAX_CONTACTS + 1 }, (_, i) => ({
+          mobile: `+2547960${String(i).padStart(5, '0')}`,
+          firstName: 'Plain',
+        })),
+        'KE',
+      ),
+    )
     expect(await total('zebu', other)).toEqual({ total: 1_100, counted: true })
     // A 1-2 character term is remembered the same way; fewer than 1,000 matches never are.
     expect(await total('ng')).toEqual({ total: await count('ng'), counted: true })
@@ -199,11 +287,19 @@ describe.each(targets)('a remembered search on $name', (target) => {
     const next = [cursor.firstNameKey, cursor.familyNameKey, cursor.id]
     expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 2 })
     expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 1 })
-    // A new first match, written by another instance: found again in full.
+    // A new first match, written by another instance: the first page follows it (the check, then
+    // the changes since), and is remembered again.
     await upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111113', firstName: 'Zebu 00000' }], 'KE'))
     const after = await ask()
-    expect(after).toEqual({ ids: await want(26), statements: 3 })
+    expect(after).toEqual({ ids: await want(26), statements: 2 })
     expect(after.ids).not.toEqual(first)
+    expect(await ask()).toEqual({ ids: await want(26), statements: 1 })
+    // A page from a cursor keeps no window: found again in full (the check, the walk, the index).
+    expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 3 })
+    // The first page loses all 26 contacts and the margin after them: in full too.
+    const gone = await kit.db.contact.findMany({ where, orderBy: contactListOrder, take: 26 + WINDOW_MARGIN, select: { id: true } })
+    await kit.db.contact.deleteMany({ where: { id: { in: gone.map((row) => row.id) } } })
+    expect(await ask()).toEqual({ ids: await want(26), statements: 4 })
   })
 
   it('sees a write that was still open when the search was counted', async () => {
@@ -246,7 +342,8 @@ describe.each(targets)('a remembered search on $name', (target) => {
     expect((await expectAnswer(accountId, 'zebu', true)).total).toBe(1_100)
     await expectAnswer(accountId, 'zebu', false)
     await commit()
-    expect((await expectAnswer(accountId, 'zebu', true)).total).toBe(1_101)
+    expect((await expectAnswer(accountId, 'zebu', false)).total).toBe(1_101)
+    expect(await answerWay(accountId, 'zebu')).toBe('remembered')
   })
 
   it('answers like the full search through random writes and searches from two instances', async () => {
@@ -261,6 +358,7 @@ describe.each(targets)('a remembered search on $name', (target) => {
       | { kind: 'total'; term: string; via: number }
       | { kind: 'save'; n: number; name: string; via: number }
       | { kind: 'delete' | 'gender'; n: number; via: number }
+      | { kind: 'prune'; digit: number; via: number }
     // Searches weigh most, over few pages, so that many find their page remembered.
     const op: fc.Arbitrary<Op> = fc.oneof(
       {
@@ -268,15 +366,18 @@ describe.each(targets)('a remembered search on $name', (target) => {
         arbitrary: fc.record({
           kind: fc.constant('search' as const),
           term: fc.constantFrom('zebu', 'zebu 0', 'ng', 'zebu 01'),
-          page: fc.integer({ min: 1, max: 2 }),
+          page: fc.integer({ min: 1, max: 3 }),
           via: instance,
         }),
       },
       fc.record({ kind: fc.constant('total' as const), term: fc.constantFrom('zebu', 'ng', 'zebu 01'), via: instance }),
       fc.record({ kind: fc.constant('save' as const), n, name: fc.constantFrom('Zebu 00000c', 'Zebu 2', 'Plain'), via: instance }),
       fc.record({ kind: fc.constantFrom('delete' as const, 'gender' as const), n, via: instance }),
+      // Ten seeded matches at once ("Zebu 000d0" to "Zebu 000d9"): pages 1 to 3 lose part of their windows.
+      fc.record({ kind: fc.constant('prune' as const), digit: fc.nat(7), via: instance }),
     )
     let remembered = 0
+    let followed = 0
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 8, maxLength: 24 }), async (ops) => {
         const accountId = await seeded()
@@ -285,8 +386,10 @@ describe.each(targets)('a remembered search on $name', (target) => {
         for (const o of ops) {
           const deps = instances[o.via]!
           if (o.kind === 'search') {
+            kit.statements.length = 0
             const got = await page(accountId, o.term, o.page, deps)
             if (!got.counted) remembered++
+            if (!got.counted && o.via === 0 && kit.statements.length === 3) followed++
             expect({ rows: got.rows, total: got.total }, JSON.stringify(o)).toEqual(await reference(accountId, o.term, o.page))
           } else if (o.kind === 'total') {
             const got = await searchTotal(deps, { accountId, searchKey: o.term })
@@ -294,6 +397,8 @@ describe.each(targets)('a remembered search on $name', (target) => {
             expect(got.total, JSON.stringify(o)).toBe(
               await deps.db.contact.count({ where: contactListWhere(accountId, { searchKey: o.term }) }),
             )
+          } else if (o.kind === 'prune') {
+            await deps.db.contact.deleteMany({ where: { accountId, firstName: { startsWith: `Zebu 000${o.digit}` } } })
           } else if (o.kind === 'save') {
             await upsertContacts(deps, accountId, parseContacts([{ mobile: mobileOf(o.n), firstName: o.name, familyName: 'Ng' }], 'KE'))
           } else {
@@ -306,27 +411,56 @@ describe.each(targets)('a remembered search on $name', (target) => {
       }),
       { numRuns: 6, seed: 1926 },
     )
-    // The remembered path was taken, not only the full search.
+    // The remembered path was taken, not only the full search, and changes were followed.
     expect(remembered).toBeGreaterThan(0)
+    expect(followed).toBeGreaterThan(0)
   })
 
-  it.runIf(target.name === 'postgresql')('purges change rows older than an hour, and only those', async () => {
+  it.runIf(target.name === 'sqlite')('runs in full when an edit since its count is gone (SQLite)', async () => {
     const accountId = await seeded()
-    await kit.db.$executeRawUnsafe(`UPDATE "ContactChange" SET "at" = now() - interval '61 minutes' WHERE "accountId" = $1`, accountId)
-    const other = randomUUID()
-    await kit.db.$executeRawUnsafe(`INSERT INTO "ContactChange" ("accountId", "at") VALUES ($1, now() - interval '59 minutes')`, other)
-    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 0 })).toBeGreaterThanOrEqual(1)
-    const left = await kit.db.$queryRawUnsafe<{ accountId: string }[]>(
-      `SELECT "accountId" FROM "ContactChange" WHERE "accountId" IN ($1, $2)`,
+    await expectAnswer(accountId, 'zebu', true)
+    await upsertContacts(kit.deps, accountId, parseContacts([{ mobile: '+254799111114', firstName: 'Zebu 00000e' }], 'KE'))
+    await upsertContacts(kit.deps, accountId, parseContacts([{ mobile: '+254799111115', firstName: 'Zebu 00000f' }], 'KE'))
+    // The first of the two edits purged: the changes since the count are not all there to follow.
+    await kit.db.$executeRawUnsafe(
+      `DELETE FROM "ContactEdit" WHERE "accountId" = ? AND "change" = (SELECT MIN("change") FROM "ContactEdit" WHERE "accountId" = ? AND "change" > (SELECT "changes" - 2 FROM "ListTotal" WHERE "listId" = ?))`,
       accountId,
-      other,
+      accountId,
+      accountId,
     )
-    expect(left).toEqual([{ accountId: other }])
-    // Within the interval of the last purge nothing is done.
-    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 60_000 })).toBe(0)
+    expect(await answerWay(accountId, 'zebu')).toBe('counted')
   })
 
-  it.runIf(target.name === 'sqlite')('keeps no change rows on SQLite', async () => {
-    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 0 })).toBe(0)
+  it('purges contact edit rows older than an hour, and only those', async () => {
+    const accountId = await seeded()
+    const param = target.name === 'sqlite' ? '?' : '$1'
+    // An hour and a minute pass for every row written so far.
+    const age = (where: string, ...values: string[]) =>
+      kit.db.$executeRawUnsafe(
+        target.name === 'sqlite'
+          ? `UPDATE "ContactEdit" SET "at" = unixepoch() - 3660 ${where}`
+          : `UPDATE "ContactEdit" SET "at" = now() - interval '61 minutes' ${where}`,
+        ...values,
+      )
+    await age('')
+    const edits = (id: string) =>
+      kit.db
+        .$queryRawUnsafe<{ n: number | bigint }[]>(`SELECT COUNT(*) AS "n" FROM "ContactEdit" WHERE "accountId" = ${param}`, id)
+        .then((rows) => Number(rows[0]!.n))
+    const old = await edits(accountId)
+    expect(old).toBe(1_120)
+    // A young row after them: another account's contact, written now.
+    const other = (await kit.seed().account().contacts(1)).account.id
+    expect(await edits(other)).toBe(1)
+    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 0 })).toBeGreaterThanOrEqual(old)
+    expect(await edits(accountId)).toBe(0)
+    expect(await edits(other)).toBe(1)
+    // Within the interval of the last purge nothing is done.
+    await age(`WHERE "accountId" = ${param}`, other)
+    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 60_000 })).toBe(0)
+    expect(await edits(other)).toBe(1)
+    // With no young row left, every old one goes.
+    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 0 })).toBe(1)
+    expect(await edits(other)).toBe(0)
   })
 })

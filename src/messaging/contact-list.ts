@@ -21,7 +21,8 @@
 //   the candidates drive the read instead (searchIndexFirst).
 // - An account's search of 1,000 matches or more is remembered (remembered-searches.ts): the same
 //   page again reads its 25 rows by id, with a condition, in the same snapshot, that the account's
-//   contacts have not changed since; if they have, the search runs in full.
+//   contacts have not changed since; if they have, the page and total follow the changes (one
+//   statement more), or, when they cannot, the search runs in full.
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
@@ -33,13 +34,15 @@ import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 import { jsonTexts } from '../db/json-texts.js'
 import {
   changeMark,
-  forgetSearch,
+  followChanges,
   freshSince,
+  forgetPage,
   rememberedPage,
   rememberedTotal,
   rememberPage,
   rememberTotal,
-  stillFresh,
+  pageIn,
+  WINDOW_MARGIN,
 } from './remembered-searches.js'
 
 export type ContactListColumn = Exclude<ContactColumn, 'searchText'>
@@ -59,12 +62,17 @@ export interface ContactList {
    * when the account is big and the term rare (searchIndexFirst); the rows are the same either way.
    */
   candidatesFirst?: boolean
+  /**
+   * A search: read this many matches before and after the page as well (its window, so that a
+   * remembered page can follow changes). The statement returns them as rows of the page.
+   */
+  margin?: { before: number; after: number }
 }
 
 export interface ContactListPage {
   rows: Record<string, unknown>[]
   total: number
-  /** False when the page was a remembered one (remembered-searches.ts), checked unchanged in the same statement. */
+  /** False when the page was a remembered one (remembered-searches.ts), checked unchanged in the same statement or followed since. */
   counted: boolean
 }
 
@@ -108,15 +116,31 @@ export async function listContacts(
   const search = searchKey && !list.groupId ? { accountId: list.accountId, searchKey, page: `${skip}:${perPage}` } : undefined
   const known = search && rememberedPage(db, search)
   if (search && known) {
-    const rows = await read(rememberedPageStatement(kind, list.accountId, known.mark, known.ids, columns))
-    const page = rows.filter((row) => row.id !== null && row.id !== undefined)
-    if (Number(rows[0]?.fresh) === 1 && page.length === known.ids.length)
-      return { rows: page.map((raw) => listRow(raw, columns)), total: known.total, counted: false }
-    forgetSearch(db, search)
+    let page = known
+    for (let followed = false; ; followed = true) {
+      const rows = await read(rememberedPageStatement(kind, list.accountId, page.mark, page.ids, columns))
+      const found = rows.filter((row) => row.id !== null && row.id !== undefined)
+      if (Number(rows[0]?.fresh) === 1) {
+        if (found.length === page.ids.length) return { rows: found.map((raw) => listRow(raw, columns)), total: page.total, counted: false }
+        break
+      }
+      // Changed since: the window follows the changes once (a change between the two statements
+      // runs the search in full).
+      if (followed || !page.window) break
+      const next = await followChanges(read, kind, search, page, page.window)
+      const moved = next?.window && pageIn(next.window, next.total, skip, perPage)
+      if (!next || !moved) break
+      rememberPage(db, search, next.total, next.mark, moved.ids, moved.window)
+      page = { ...next, ...moved, at: page.at }
+    }
+    forgetPage(db, search)
   }
   if (kind === 'sqlite' && searchKey && isTrigramTerm(searchKey) && list.candidatesFirst === undefined) {
     list = { ...list, candidatesFirst: await searchIndexFirst(read, list.accountId, searchKey) }
   }
+  // An account's search reads its page's window with it, to be remembered.
+  const before = search ? Math.min(skip, WINDOW_MARGIN) : 0
+  if (search) list = { ...list, margin: { before, after: WINDOW_MARGIN } }
   const result = await read(contactListStatement(kind, list, columns))
   const total = Number(result[0]?.total ?? 0)
   // The account's size, for the next search's plan (searchIndexFirst): the all-contacts list's
@@ -125,19 +149,19 @@ export async function listContacts(
     const size = list.request.searchKey ? result[0]?.accountTotal : list.groupId ? undefined : total
     if (size !== undefined && size !== null) rememberAccountSize(list.accountId, Number(size))
   }
-  const rows: Record<string, unknown>[] = []
-  for (const raw of result) {
-    if (raw.id === null || raw.id === undefined) continue // the LEFT JOIN's row when the page is empty
-    rows.push(listRow(raw, columns))
-  }
-  if (search)
+  const found = result.filter((raw) => raw.id !== null && raw.id !== undefined) // the LEFT JOIN's row when the page is empty
+  const rows = found.slice(before, before + perPage).map((raw) => listRow(raw, columns))
+  if (search) {
+    const entries = found.map((raw) => ({ id: raw.id as string, key1: raw.sortKey1 as string, key2: raw.sortKey2 as string }))
     rememberPage(
       db,
       search,
       total,
       result[0]?.mark,
       rows.map((row) => row.id as string),
+      { start: skip - before, entries },
     )
+  }
   return { rows, total, counted: true }
 }
 
@@ -155,7 +179,12 @@ export async function searchTotal(
   const read = readDirect(deps)
   const known = rememberedTotal(db, search)
   if (known) {
-    if (await stillFresh(read, { db, kind }, search, known.mark)) return { total: known.total, counted: false }
+    // Unchanged, or the changes since followed: one statement either way.
+    const next = await followChanges(read, kind, search, known)
+    if (next) {
+      rememberTotal(db, search, next.total, next.mark)
+      return { total: next.total, counted: false }
+    }
   }
   const candidatesFirst =
     kind === 'sqlite' && isTrigramTerm(search.searchKey) ? await searchIndexFirst(read, search.accountId, search.searchKey) : undefined
@@ -247,11 +276,16 @@ function rememberAccountSize(accountId: string, size: number) {
 /** An FTS5 phrase is a substring for the trigram tokenizer; "" is a literal quote inside it. */
 const ftsPhrase = (searchKey: string) => `"${searchKey.replaceAll('"', '""')}"`
 
-/** The one statement of a page: its rows (the columns and the sort keys) in order, each with the list's total; one row of total alone when the page is empty. */
+/**
+ * The one statement of a page: its rows (the columns and the sort keys) in order, each with the
+ * list's total; one row of total alone when the page is empty. With a margin (a search) the rows
+ * are the page's window: up to `before` matches, the page, up to `after`.
+ */
 export function contactListStatement(kind: DatabaseKind, list: ContactList, columns: readonly ContactListColumn[]): Prisma.Sql {
   const { accountId, groupId, request } = list
   const selected = selectedColumns(columns)
-  const window = Prisma.sql`ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${request.perPage} OFFSET ${request.skip}`
+  const margin = request.searchKey && list.margin ? list.margin : { before: 0, after: 0 }
+  const window = Prisma.sql`ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${request.perPage + margin.before + margin.after} OFFSET ${request.skip - margin.before}`
   let sql: Prisma.Sql
   if (!request.searchKey) {
     const ids = groupId

@@ -1,51 +1,89 @@
 // An account's search remembered between requests (issue 19: a substring search in a million
 // contacts, the exact total included, in 25 ms). Counting 50,000 matches and finding the first 25
 // of them in name order reads all 50,000 rows (60 to 300 ms), whatever the page. So when a search
-// of an account's contacts finds 1,000 or more, this process remembers its total, the ids of the
-// pages it served, and a mark of what the count saw. The same page again is one statement: the 25
-// contacts by id (their columns read fresh), and, in the same snapshot, whether anything that could
-// change the matches has happened since the mark. If something has, the search runs in full. The
-// Relay connection's totalCount (searchTotal in contact-list.ts) shares the remembered total: the
-// check alone, or a count that it remembers for the pages too. The answer is the one a full search
-// would give either way; a write from any process or instance (they share the database) makes the
-// next search run in full.
+// of an account's contacts finds 1,000 or more, this process remembers its total, the pages it
+// served and a mark of what the count saw. The same page again is one statement: the 25 contacts by
+// id (their columns read fresh), and, in the same snapshot, whether anything that could change the
+// matches has happened since the mark. The Relay connection's totalCount (searchTotal in
+// contact-list.ts) shares the remembered total.
 //
-// Under an unchanged mark the matches are the same contacts with the same search text, so the same
-// sort keys (derived from the names, which are in the search text): each page holds the same ids.
+// After a change the search follows it instead of running again (followChanges): the account's
+// contact edits since the mark ("ContactEdit", written by triggers: migration contact_edits) say,
+// for each contact written, whether it matched then and where it sorted; its row now says the rest.
+// The total moves by the matches gained less the matches lost. An offset page is remembered with
+// the matches around it (its window: up to WINDOW_MARGIN on each side, and where the window starts
+// in the list), so the page is found again among them: the window's matches not written since,
+// the written contacts that match now and sort inside it, and the start moved by the matches gained
+// and lost before it. One statement, in one snapshot, with a new mark. When more than
+// FOLLOW_MAX_CONTACTS were written, or the page has moved out of its window (more removed before or
+// inside it than the margin holds), the search runs in full. A write from any process or instance
+// (they share the database) is followed alike.
+//
+// Under an unchanged mark the matches are the same contacts with the same search text and sort keys
+// (the triggers log a change of either): each page holds the same ids in the same order.
 //
 // The mark:
 // - SQLite: the account's "changes" in "ListTotal", a counter the triggers raise on every insert
-//   and delete of a contact and every change of its search text (migration search_totals).
-// - PostgreSQL: the count's snapshot (pg_current_snapshot()). Every transaction that inserts,
-//   deletes or changes the search text of an account's contacts leaves a row with its transaction
-//   id in "ContactChange"; nothing changed if no such row is visible now that the snapshot did not
-//   see. Rows are only inserted, so writers never wait for each other there.
+//   and delete of a contact and every change of its search text, sort keys or account; each edit
+//   row holds the counter's value after it.
+// - PostgreSQL: the count's snapshot (pg_current_snapshot()). Each edit row holds its transaction
+//   id; the edits since the mark are the rows visible now that the snapshot did not see. Rows are
+//   only inserted, so writers never wait for each other there.
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
 import type { Deps } from '../deps.js'
 import { Prisma } from '../generated/sqlite/client.js'
 import { oncePerInterval } from '../core/once-per-interval.js'
+import { jsonTexts } from '../db/json-texts.js'
 
 /** Searches with fewer matches run in full every time: the search index makes that a few milliseconds. */
 export const REMEMBERED_TOTAL_MIN = 1_000
 /**
- * A search is trusted for at most this long after its count. On PostgreSQL the change rows are kept
- * an hour (purgeContactChanges), so a transaction that writes contacts for more than 55 minutes
- * could outlive its row; the service's own transactions end within 2 minutes.
+ * A search is trusted for at most this long after its count or the last change it followed. Edit
+ * rows are kept an hour (purgeContactChanges), so a transaction that writes contacts for more than
+ * 55 minutes could outlive its rows; the service's own transactions end within 2 minutes.
  */
 const REMEMBERED_MAX_AGE_MS = 5 * 60_000
 /** At most this many searches a database handle (the oldest go first), each with at most this many pages. */
 const MAX_SEARCHES = 1_000
 const MAX_PAGES = 8
+/** Matches remembered on each side of an offset page, so that it can be found again after a change. */
+export const WINDOW_MARGIN = 25
+/** More contacts written since the mark than this, and the search runs in full again. */
+export const FOLLOW_MAX_CONTACTS = 2_000
 
-export interface RememberedSearch {
+/** A match: its id and sort keys (firstNameKey, familyNameKey). */
+export interface WindowEntry {
+  id: string
+  key1: string
+  key2: string
+}
+
+/** Consecutive matches of a search in list order, `entries[0]` at position `start` (0-based) of the list. */
+export interface SearchWindow {
+  start: number
+  entries: WindowEntry[]
+}
+
+/** A search's total and what its count saw: SQLite's change counter, PostgreSQL's snapshot (text). */
+export interface SearchCount {
   total: number
-  /** What the count saw: SQLite's change counter, PostgreSQL's snapshot (text). */
   mark: string
-  /** performance.now() of the count. */
+}
+
+export interface RememberedPage extends SearchCount {
+  /** The page's ids in order. */
+  ids: string[]
+  /** An offset page's neighbourhood, when it was read with one: what followChanges moves. */
+  window?: SearchWindow
+  /** performance.now() of the count, or of the last change followed. */
   at: number
-  /** The ids of each page served, by its key (SearchPage.page). */
-  pages: Map<string, string[]>
+}
+
+interface RememberedSearch extends SearchCount {
+  at: number
+  /** Each page served, by its key (SearchPage.page), with the count it was read under. */
+  pages: Map<string, RememberedPage>
 }
 
 /** Which search: an account's contacts, with a term. */
@@ -63,38 +101,50 @@ export interface SearchPage extends SearchOf {
 const remembered = new WeakMap<Db, Map<string, RememberedSearch>>()
 const keyOf = (search: SearchOf) => `${search.accountId}\n${search.searchKey}`
 
-/** The remembered total and ids of this page of an account's search, if young enough to be checked. */
-export function rememberedPage(db: Db, page: SearchPage, now = performance.now()) {
-  const search = remembered.get(db)?.get(keyOf(page))
-  if (!search || now - search.at >= REMEMBERED_MAX_AGE_MS) return undefined
-  const ids = search.pages.get(page.page)
-  return ids && { total: search.total, mark: search.mark, ids }
+/** The remembered page of an account's search, if young enough to be checked. */
+export function rememberedPage(db: Db, page: SearchPage, now = performance.now()): RememberedPage | undefined {
+  const found = remembered.get(db)?.get(keyOf(page))?.pages.get(page.page)
+  return found && now - found.at < REMEMBERED_MAX_AGE_MS ? found : undefined
 }
 
 /**
- * Keeps a page of a search just run in full: its total, its ids and `mark` (the statement's column).
- * A page counted under the same mark joins the search's other pages; a new mark starts over. A total
- * below REMEMBERED_TOTAL_MIN forgets the search.
+ * Keeps a page of a search, counted under `mark` (the statement's column) or followed to it: its
+ * ids and, for an offset page, its window. The search's total becomes this one. A total below
+ * REMEMBERED_TOTAL_MIN forgets the search.
  */
-export function rememberPage(db: Db, page: SearchPage, total: number, mark: unknown, ids: string[], now = performance.now()) {
+export function rememberPage(
+  db: Db,
+  page: SearchPage,
+  total: number,
+  mark: unknown,
+  ids: string[],
+  window?: SearchWindow,
+  now = performance.now(),
+) {
   const search = rememberedSearch(db, page, total, mark, now)
   if (!search) return
+  search.pages.delete(page.page)
   if (search.pages.size >= MAX_PAGES) search.pages.delete(search.pages.keys().next().value!)
-  search.pages.set(page.page, ids)
+  search.pages.set(page.page, { total, mark: search.mark, ids, ...(window ? { window } : {}), at: now })
 }
 
-/** The remembered total of an account's search (whichever pages were read), if young enough to be checked. */
-export function rememberedTotal(db: Db, search: SearchOf, now = performance.now()) {
+/** Forgets one page of a search (it could not be followed). */
+export function forgetPage(db: Db, page: SearchPage) {
+  remembered.get(db)?.get(keyOf(page))?.pages.delete(page.page)
+}
+
+/** The remembered total of an account's search (the latest counted or followed), if young enough to be checked. */
+export function rememberedTotal(db: Db, search: SearchOf, now = performance.now()): SearchCount | undefined {
   const known = remembered.get(db)?.get(keyOf(search))
   return known && now - known.at < REMEMBERED_MAX_AGE_MS ? { total: known.total, mark: known.mark } : undefined
 }
 
-/** Keeps the total of a search counted in full without a page (the Relay connection's totalCount), as rememberPage does. */
+/** Keeps the total of a search counted in full without a page (the Relay connection's totalCount), or followed to `mark`. */
 export function rememberTotal(db: Db, search: SearchOf, total: number, mark: unknown, now = performance.now()) {
   rememberedSearch(db, search, total, mark, now)
 }
 
-/** The search's entry under `mark`: the one there if counted under the same mark, else a new one. */
+/** The search's entry, its total and mark now these (each page keeps its own); none below REMEMBERED_TOTAL_MIN. */
 function rememberedSearch(db: Db, search: SearchOf, total: number, mark: unknown, now: number) {
   let searches = remembered.get(db)
   const key = keyOf(search)
@@ -104,18 +154,15 @@ function rememberedSearch(db: Db, search: SearchOf, total: number, mark: unknown
   }
   if (!searches) remembered.set(db, (searches = new Map()))
   let entry = searches.get(key)
-  if (!entry || entry.mark !== String(mark)) {
-    entry = { total, mark: String(mark), at: now, pages: new Map() }
+  if (entry) {
     searches.delete(key)
+    Object.assign(entry, { total, mark: String(mark), at: now })
+  } else {
+    entry = { total, mark: String(mark), at: now, pages: new Map() }
     if (searches.size >= MAX_SEARCHES) searches.delete(searches.keys().next().value!)
-    searches.set(key, entry)
   }
+  searches.set(key, entry)
   return entry
-}
-
-/** Forgets an account's search (its mark is out of date). */
-export function forgetSearch(db: Db, search: SearchOf) {
-  remembered.get(db)?.delete(keyOf(search))
 }
 
 /** The column (named "mark" by the caller) that says which changes a count saw. */
@@ -129,8 +176,8 @@ export function changeMark(kind: DatabaseKind, accountId: string): Prisma.Sql {
 function unchangedSince(kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql {
   if (kind === 'sqlite') return Prisma.sql`${changeMark(kind, accountId)} = ${Number(mark)}`
   // Rows of transactions older than the snapshot's xmin were visible to it: only the later ones
-  // (a range of the primary key) are checked against it.
-  return Prisma.sql`NOT EXISTS (SELECT 1 FROM "ContactChange" WHERE "accountId" = ${accountId}
+  // (a range of the index) are checked against it.
+  return Prisma.sql`NOT EXISTS (SELECT 1 FROM "ContactEdit" WHERE "accountId" = ${accountId}
       AND "txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot)) AND NOT pg_visible_in_snapshot("txid", CAST(${mark} AS pg_snapshot)))`
 }
 
@@ -138,33 +185,132 @@ function unchangedSince(kind: DatabaseKind, accountId: string, mark: string): Pr
 export const freshSince = (kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql =>
   Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, accountId, mark)} THEN 1 ELSE 0 END AS "fresh"`
 
-/** True when nothing has changed the search's matches since `mark` (one statement); else forgets the search. */
+/** True when nothing has changed the search's matches since `mark` (one statement). */
 export async function stillFresh(
   read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
-  { db, kind }: { db: Db; kind: DatabaseKind },
+  kind: DatabaseKind,
   search: SearchOf,
   mark: string,
 ): Promise<boolean> {
   const [row] = await read(freshSince(kind, search.accountId, mark))
-  if (Number(row?.fresh) === 1) return true
-  forgetSearch(db, search)
-  return false
+  return Number(row?.fresh) === 1
+}
+
+/**
+ * Each contact of the account written since `mark`, once: its search text and sort keys before its
+ * first write since then, and "first", that write's change number (SQLite).
+ */
+function editsSince(kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql {
+  if (kind === 'sqlite')
+    // With one MIN(), SQLite takes the other columns from the row that has it.
+    return Prisma.sql`SELECT e."contactId", MIN(e."change") AS "first", e."oldText", e."oldKey1", e."oldKey2" FROM "ContactEdit" e
+      WHERE e."accountId" = ${accountId} AND e."change" > ${Number(mark)} GROUP BY e."contactId" LIMIT ${FOLLOW_MAX_CONTACTS + 1}`
+  return Prisma.sql`SELECT DISTINCT ON (e."contactId") e."contactId", e."oldText", e."oldKey1", e."oldKey2" FROM "ContactEdit" e
+      WHERE e."accountId" = ${accountId} AND e."txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot))
+        AND NOT pg_visible_in_snapshot(e."txid", CAST(${mark} AS pg_snapshot))
+      ORDER BY e."contactId", e."seq" LIMIT ${FOLLOW_MAX_CONTACTS + 1}`
+}
+
+/**
+ * Brings a remembered count (and an offset page's window) up to date in one statement: the total
+ * and window of the search now, with the new mark; undefined when it cannot (too many contacts
+ * written, an edit row missing, a window with no match to hold its place).
+ */
+export async function followChanges(
+  read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
+  kind: DatabaseKind,
+  search: SearchOf,
+  count: SearchCount,
+  window?: SearchWindow,
+): Promise<(SearchCount & { window?: SearchWindow }) | undefined> {
+  const { accountId } = search
+  if (window && window.start > 0 && window.entries.length === 0) return undefined
+  const like = `%${search.searchKey}%`
+  // The window's bounds, inclusive: none at the list's start or end.
+  const lo = window && window.start > 0 ? window.entries[0] : undefined
+  const hi = window && window.start + window.entries.length < count.total ? window.entries.at(-1) : undefined
+  const keysOf = (entry: WindowEntry) => Prisma.sql`(${entry.key1}, ${entry.key2}, ${entry.id})`
+  const oldKeys = Prisma.sql`(ch."oldKey1", ch."oldKey2", ch."contactId")`
+  const newKeys = Prisma.sql`(c."firstNameKey", c."familyNameKey", c."id")`
+  const before = (keys: Prisma.Sql) => (lo ? Prisma.sql`${keys} < ${keysOf(lo)}` : Prisma.sql`1 = 0`)
+  const changed = Prisma.sql`WITH ch AS (${editsSince(kind, accountId, count.mark)}),
+    d AS (SELECT ch."contactId" AS "id", c."firstNameKey" AS "key1", c."familyNameKey" AS "key2",
+        CASE WHEN ch."oldText" LIKE ${like} THEN 1 ELSE 0 END AS "was",
+        CASE WHEN c."searchText" LIKE ${like} THEN 1 ELSE 0 END AS "now",
+        CASE WHEN ch."oldText" LIKE ${like} AND ${before(oldKeys)} THEN 1 ELSE 0 END AS "wasBefore",
+        CASE WHEN c."searchText" LIKE ${like} AND ${before(newKeys)} THEN 1 ELSE 0 END AS "nowBefore",
+        CASE WHEN c."searchText" LIKE ${like} ${lo ? Prisma.sql`AND ${newKeys} >= ${keysOf(lo)}` : Prisma.empty}
+          ${hi ? Prisma.sql`AND ${newKeys} <= ${keysOf(hi)}` : Prisma.empty} THEN 1 ELSE 0 END AS "inside"
+      FROM ch LEFT JOIN "Contact" c ON c."id" = ch."contactId" AND c."accountId" = ${accountId}),
+    s AS (SELECT COUNT(*) AS "changed", COALESCE(SUM("now"), 0) - COALESCE(SUM("was"), 0) AS "gained",
+        COALESCE(SUM("nowBefore"), 0) - COALESCE(SUM("wasBefore"), 0) AS "shift", ${changeMark(kind, accountId)} AS "mark"
+        ${kind === 'sqlite' ? Prisma.sql`, (SELECT MIN("first") FROM ch) AS "first"` : Prisma.empty} FROM d)`
+  const statement = window
+    ? // The window's matches not written since (so still matching, where they were), and the written
+      // contacts that match now inside its bounds, in list order.
+      Prisma.sql`${changed}
+      SELECT s.*, w."id", w."key1", w."key2" FROM s LEFT JOIN (
+        SELECT c."id", c."firstNameKey" AS "key1", c."familyNameKey" AS "key2" FROM "Contact" c
+          WHERE c."id" IN (${jsonTexts(
+            kind,
+            window.entries.map((entry) => entry.id),
+          )}) AND c."accountId" = ${accountId}
+            AND c."id" NOT IN (SELECT "id" FROM d)
+        UNION ALL
+        SELECT "id", "key1", "key2" FROM d WHERE "inside" = 1
+      ) w ON s."changed" <= ${FOLLOW_MAX_CONTACTS}
+      ORDER BY w."key1", w."key2", w."id"`
+    : Prisma.sql`${changed} SELECT s.* FROM s`
+  const rows = await read(statement)
+  const summary = rows[0]
+  const changedContacts = Number(summary?.changed ?? Infinity)
+  if (!summary || changedContacts > FOLLOW_MAX_CONTACTS || summary.mark === null || summary.mark === undefined) return undefined
+  // SQLite: the first edit since the mark must be the next change (none purged in between).
+  if (kind === 'sqlite' && changedContacts > 0 && Number(summary.first) !== Number(count.mark) + 1) return undefined
+  const next = { total: count.total + Number(summary.gained), mark: String(summary.mark) }
+  if (!window) return next
+  const entries: WindowEntry[] = []
+  for (const row of rows)
+    if (row.id !== null && row.id !== undefined) entries.push({ id: String(row.id), key1: String(row.key1), key2: String(row.key2) })
+  return { ...next, window: { start: window.start + Number(summary.shift), entries } }
+}
+
+/**
+ * The page [skip, skip + perPage) of a followed window, and the window kept for it (up to
+ * WINDOW_MARGIN matches each side); undefined when the page is no longer inside the window.
+ */
+export function pageIn(window: SearchWindow, total: number, skip: number, perPage: number) {
+  const at = skip - window.start
+  const toEnd = window.start + window.entries.length >= total
+  if (at < 0 || (at + perPage > window.entries.length && !toEnd)) return undefined
+  const from = Math.max(0, at - WINDOW_MARGIN)
+  return {
+    ids: window.entries.slice(at, at + perPage).map((entry) => entry.id),
+    window: { start: window.start + from, entries: window.entries.slice(from, at + perPage + WINDOW_MARGIN) },
+  }
 }
 
 const purgeDue = oncePerInterval()
-/** Change rows are kept this long, well past REMEMBERED_MAX_AGE_MS. */
-const CONTACT_CHANGE_RETENTION_SECONDS = 3600
+/** Edit rows are kept this long, well past REMEMBERED_MAX_AGE_MS. */
+const CONTACT_EDIT_RETENTION_SECONDS = 3600
 
 /**
- * PostgreSQL: deletes the contact change rows older than an hour, at most once per `minIntervalMs`
- * (a worker tick calls it every second). Returns how many went; SQLite keeps none.
+ * Deletes the contact edit rows older than an hour, at most once per `minIntervalMs` (a worker tick
+ * calls it every second). Returns how many went. Rows are numbered in the order written (PostgreSQL's
+ * "seq", SQLite's rowid), so the purge walks that order to the first young row and deletes what
+ * lies before it: it reads only what it deletes.
  */
 export async function purgeContactChanges(
   { db, dbKind, clock }: Pick<Deps, 'db' | 'dbKind' | 'clock'>,
   { minIntervalMs = 60_000 }: { minIntervalMs?: number } = {},
 ): Promise<number> {
-  if (dbKind !== 'postgresql') return 0
   if (!purgeDue(db, clock.now().getTime(), minIntervalMs)) return 0
   // The database's clock, the one that wrote "at" (a test clock may be pinned anywhere).
-  return db.$executeRaw`DELETE FROM "ContactChange" WHERE "at" < now() - make_interval(secs => ${CONTACT_CHANGE_RETENTION_SECONDS})`
+  return dbKind === 'sqlite'
+    ? db.$executeRaw`DELETE FROM "ContactEdit" WHERE rowid < COALESCE(
+        (SELECT rowid FROM "ContactEdit" WHERE "at" >= unixepoch() - ${CONTACT_EDIT_RETENTION_SECONDS} ORDER BY rowid LIMIT 1),
+        (SELECT MAX(rowid) + 1 FROM "ContactEdit"))`
+    : db.$executeRaw`DELETE FROM "ContactEdit" WHERE "seq" < COALESCE(
+        (SELECT "seq" FROM "ContactEdit" WHERE "at" >= now() - make_interval(secs => ${CONTACT_EDIT_RETENTION_SECONDS}) ORDER BY "seq" LIMIT 1),
+        (SELECT MAX("seq") + 1 FROM "ContactEdit"))`
 }
