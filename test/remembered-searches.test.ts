@@ -112,6 +112,11 @@ describe.each(targets)('a remembered search on $name', (target) => {
     await expectAnswer(accountId, 'zebu', true, 3)
     const third = (await page(accountId, 'zebu', 3)).rows.map((r) => r.id as string)
 
+    // Sorts before "Zebu 00001 Ng" (no family name), until its family and other names swap.
+    await upsertContacts(kit.deps, accountId, parseContacts([{ mobile: '+254799111121', firstName: 'Zebu 00001', otherNames: 'Zz' }], 'KE'))
+    expect(await answerWay(accountId, 'zebu')).toBe('followed')
+    expect(await answerWay(accountId, 'zebu', 3)).toBe('followed')
+
     // A column outside the search text changes no match: still remembered, the new value shown.
     await kit.db.contact.update({ where: { id: firstId }, data: { gender: 'female' } })
     const shown = await expectAnswer(accountId, 'zebu', false)
@@ -132,6 +137,23 @@ describe.each(targets)('a remembered search on $name', (target) => {
         async () => {
           const { mobile } = await kit.db.contact.findUniqueOrThrow({ where: { id: third[5]! }, select: { mobile: true } })
           await upsertContacts(other, accountId, parseContacts([{ mobile, firstName: 'Zebu 00000b' }], 'KE'))
+        },
+      ],
+      [
+        'a match whose search text stays while its sort keys change (family name and other names swapped)',
+        async () => {
+          const mobile = '+254799111121'
+          const before = await kit.db.contact.findFirstOrThrow({
+            where: { accountId, mobile },
+            select: { searchText: true, familyNameKey: true },
+          })
+          await upsertContacts(kit.deps, accountId, parseContacts([{ mobile, firstName: 'Zebu 00001', familyName: 'Zz', otherNames: '' }], 'KE'))
+          const after = await kit.db.contact.findFirstOrThrow({
+            where: { accountId, mobile },
+            select: { searchText: true, familyNameKey: true },
+          })
+          expect(after.searchText).toBe(before.searchText)
+          expect([before.familyNameKey, after.familyNameKey]).toEqual(['', 'zz'])
         },
       ],
       [
