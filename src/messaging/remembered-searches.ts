@@ -230,6 +230,8 @@ export async function followChanges(
   const lo = window && window.start > 0 ? window.entries[0] : undefined
   const hi = window && window.start + window.entries.length < count.total ? window.entries.at(-1) : undefined
   const keysOf = (entry: WindowEntry) => Prisma.sql`(${entry.key1}, ${entry.key2}, ${entry.id})`
+  // By primary key: unary + keeps SQLite from reading the account's index instead.
+  const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
   const oldKeys = Prisma.sql`(ch."oldKey1", ch."oldKey2", ch."contactId")`
   const newKeys = Prisma.sql`(c."firstNameKey", c."familyNameKey", c."id")`
   const before = (keys: Prisma.Sql) => (lo ? Prisma.sql`${keys} < ${keysOf(lo)}` : Prisma.sql`1 = 0`)
@@ -241,7 +243,7 @@ export async function followChanges(
         CASE WHEN c."searchText" LIKE ${like} AND ${before(newKeys)} THEN 1 ELSE 0 END AS "nowBefore",
         CASE WHEN c."searchText" LIKE ${like} ${lo ? Prisma.sql`AND ${newKeys} >= ${keysOf(lo)}` : Prisma.empty}
           ${hi ? Prisma.sql`AND ${newKeys} <= ${keysOf(hi)}` : Prisma.empty} THEN 1 ELSE 0 END AS "inside"
-      FROM ch LEFT JOIN "Contact" c ON c."id" = ch."contactId" AND c."accountId" = ${accountId}),
+      FROM ch LEFT JOIN "Contact" c ON c."id" = ch."contactId" AND ${account} = ${accountId}),
     s AS (SELECT COUNT(*) AS "changed", COALESCE(SUM("now"), 0) - COALESCE(SUM("was"), 0) AS "gained",
         COALESCE(SUM("nowBefore"), 0) - COALESCE(SUM("wasBefore"), 0) AS "shift", ${changeMark(kind, accountId)} AS "mark"
         ${kind === 'sqlite' ? Prisma.sql`, (SELECT MIN("first") FROM ch) AS "first"` : Prisma.empty} FROM d)`
@@ -254,7 +256,7 @@ export async function followChanges(
           WHERE c."id" IN (${jsonTexts(
             kind,
             window.entries.map((entry) => entry.id),
-          )}) AND c."accountId" = ${accountId}
+          )}) AND ${account} = ${accountId}
             AND c."id" NOT IN (SELECT "id" FROM d)
         UNION ALL
         SELECT "id", "key1", "key2" FROM d WHERE "inside" = 1
