@@ -64,7 +64,8 @@ export interface ContactList {
   candidatesFirst?: boolean
   /**
    * A search: read this many matches before and after the page as well (its window, so that a
-   * remembered page can follow changes). The statement returns them as rows of the page.
+   * remembered page can follow changes). Every row of the statement then carries "windowId",
+   * "windowKey1" and "windowKey2"; only the page's rows carry the columns.
    */
   margin?: { before: number; after: number }
 }
@@ -149,10 +150,13 @@ export async function listContacts(
     const size = list.request.searchKey ? result[0]?.accountTotal : list.groupId ? undefined : total
     if (size !== undefined && size !== null) rememberAccountSize(list.accountId, Number(size))
   }
-  const found = result.filter((raw) => raw.id !== null && raw.id !== undefined) // the LEFT JOIN's row when the page is empty
-  const rows = found.slice(before, before + perPage).map((raw) => listRow(raw, columns))
+  const rows: Record<string, unknown>[] = []
+  // Skipped: the LEFT JOIN's row when the page is empty, and a window's rows around the page.
+  for (const raw of result) if (raw.id !== null && raw.id !== undefined) rows.push(listRow(raw, columns))
   if (search) {
-    const entries = found.map((raw) => ({ id: raw.id as string, key1: raw.sortKey1 as string, key2: raw.sortKey2 as string }))
+    const entries = result
+      .filter((raw) => raw.windowId !== null && raw.windowId !== undefined)
+      .map((raw) => ({ id: raw.windowId as string, key1: raw.windowKey1 as string, key2: raw.windowKey2 as string }))
     rememberPage(
       db,
       search,
@@ -279,7 +283,7 @@ const ftsPhrase = (searchKey: string) => `"${searchKey.replaceAll('"', '""')}"`
 /**
  * The one statement of a page: its rows (the columns and the sort keys) in order, each with the
  * list's total; one row of total alone when the page is empty. With a margin (a search) the rows
- * are the page's window: up to `before` matches, the page, up to `after`.
+ * are the page's window: up to `before` matches, the page, up to `after` (ContactList.margin).
  */
 export function contactListStatement(kind: DatabaseKind, list: ContactList, columns: readonly ContactListColumn[]): Prisma.Sql {
   const { accountId, groupId, request } = list
@@ -304,17 +308,27 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
     const matching = matchingContacts(kind, { accountId, groupId, searchKey: request.searchKey, candidatesFirst: list.candidatesFirst })
     // An account's search says what its count saw, so that it can be remembered.
     const mark = groupId ? Prisma.empty : Prisma.sql`, ${changeMark(kind, accountId)} AS "mark"`
+    // The page's rows with their columns; with a margin, the window's other rows carry only their
+    // id and sort keys (the CASE gives their lookup no key, so no contact row is read for them).
+    const rowsOf = (source: Prisma.Sql) =>
+      list.margin
+        ? Prisma.sql`SELECT w."id" AS "windowId", w."firstNameKey" AS "windowKey1", w."familyNameKey" AS "windowKey2", ${selected}
+            FROM (SELECT x."id", x."firstNameKey", x."familyNameKey", ROW_NUMBER() OVER (ORDER BY x."firstNameKey", x."familyNameKey", x."id") AS "n"
+              FROM (SELECT "id", "firstNameKey", "familyNameKey" FROM ${source} ${window}) x) w
+            LEFT JOIN "Contact" c ON c."id" = CASE WHEN w."n" > ${margin.before} AND w."n" <= ${margin.before + request.perPage} THEN w."id" END`
+        : Prisma.sql`SELECT ${selected} FROM (SELECT "id" FROM ${source} ${window}) ids JOIN "Contact" c ON c."id" = ids."id"`
+    const order = list.margin ? Prisma.sql`p."windowKey1", p."windowKey2", p."windowId"` : Prisma.sql`p."sortKey1", p."sortKey2", p."id"`
     sql = isTrigramTerm(request.searchKey)
       ? // The index yields the candidates once; they are counted and paged from the same set.
         Prisma.sql`WITH matched AS MATERIALIZED (${matching})
           SELECT t.*, p.* FROM (SELECT COUNT(*) AS "total"${mark}${accountTotal} FROM matched) t
-          LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM matched ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
-          ORDER BY p."sortKey1", p."sortKey2", p."id"`
+          LEFT JOIN (${rowsOf(Prisma.sql`matched`)}) p ON 1 = 1
+          ORDER BY ${order}`
       : // 1-2 characters: no index can help and such terms match many contacts, so the page walks
         // the list in order and stops at its last row, while the count scans (as before the index).
         Prisma.sql`SELECT t.*, p.* FROM (SELECT COUNT(*) AS "total"${mark} FROM (${matching}) m) t
-          LEFT JOIN (SELECT ${selected} FROM (SELECT "id" FROM (${matching}) l ${window}) ids JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
-          ORDER BY p."sortKey1", p."sortKey2", p."id"`
+          LEFT JOIN (${rowsOf(Prisma.sql`(${matching}) l`)}) p ON 1 = 1
+          ORDER BY ${order}`
   }
   return sql
 }
