@@ -21,7 +21,7 @@ import { openDatabase, type Database } from '../src/db/client.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
 import { createDeps } from '../src/deps.js'
 import { parseEnv } from '../src/core/env.js'
-import { FOLLOW_MAX_CONTACTS, purgeContactChanges, REMEMBERED_TOTAL_MIN, WINDOW_MARGIN } from '../src/messaging/remembered-searches.js'
+import { FOLLOW_MAX_EDITS, purgeContactChanges, REMEMBERED_TOTAL_MIN, WINDOW_MARGIN } from '../src/messaging/remembered-searches.js'
 
 const COLUMNS = ['id', 'firstName', 'gender'] as const
 
@@ -147,7 +147,11 @@ describe.each(targets)('a remembered search on $name', (target) => {
             where: { accountId, mobile },
             select: { searchText: true, familyNameKey: true },
           })
-          await upsertContacts(kit.deps, accountId, parseContacts([{ mobile, firstName: 'Zebu 00001', familyName: 'Zz', otherNames: '' }], 'KE'))
+          await upsertContacts(
+            kit.deps,
+            accountId,
+            parseContacts([{ mobile, firstName: 'Zebu 00001', familyName: 'Zz', otherNames: '' }], 'KE'),
+          )
           const after = await kit.db.contact.findFirstOrThrow({
             where: { accountId, mobile },
             select: { searchText: true, familyNameKey: true },
@@ -191,7 +195,7 @@ describe.each(targets)('a remembered search on $name', (target) => {
     await expectAnswer(accountId, 'zebu', true)
     await expectAnswer(accountId, 'zebu', true, 3)
     // More contacts written than a search follows: in full, then remembered again.
-    const many = Array.from({ length: FOLLOW_MAX_CONTACTS + 1 }, (_, i) => ({
+    const many = Array.from({ length: FOLLOW_MAX_EDITS + 1 }, (_, i) => ({
       mobile: `+2547970${String(i).padStart(5, '0')}`,
       firstName: i % 2 ? 'Zebu 0' : 'Plain',
     }))
@@ -251,7 +255,7 @@ describe.each(targets)('a remembered search on $name', (target) => {
       kit.deps,
       accountId,
       parseContacts(
-        Array.from({ length: FOLLOW_MAX_CONTACTS + 1 }, (_, i) => ({
+        Array.from({ length: FOLLOW_MAX_EDITS + 1 }, (_, i) => ({
           mobile: `+2547960${String(i).padStart(5, '0')}`,
           firstName: 'Plain',
         })),

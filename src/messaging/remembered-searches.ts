@@ -14,10 +14,10 @@
 // the matches around it (its window: up to WINDOW_MARGIN on each side, and where the window starts
 // in the list), so the page is found again among them: the window's matches not written since,
 // the written contacts that match now and sort inside it, and the start moved by the matches gained
-// and lost before it. One statement, in one snapshot, with a new mark. When more than
-// FOLLOW_MAX_CONTACTS were written, or the page has moved out of its window (more removed before or
-// inside it than the margin holds), the search runs in full. A write from any process or instance
-// (they share the database) is followed alike.
+// and lost before it. One statement, in one snapshot, with a new mark. After more than
+// FOLLOW_MAX_EDITS contact writes, or when the page has moved out of its window (more removed
+// before or inside it than the margin holds), the search runs in full. A write from any process or
+// instance (they share the database) is followed alike.
 //
 // Under an unchanged mark the matches are the same contacts with the same search text and sort keys
 // (the triggers log a change of either): each page holds the same ids in the same order.
@@ -49,8 +49,8 @@ const MAX_SEARCHES = 1_000
 const MAX_PAGES = 8
 /** Matches remembered on each side of an offset page, so that it can be found again after a change. */
 export const WINDOW_MARGIN = 25
-/** More contacts written since the mark than this, and the search runs in full again. */
-export const FOLLOW_MAX_CONTACTS = 2_000
+/** More contact writes (edit rows) since the mark than this, and the search runs in full again. */
+export const FOLLOW_MAX_EDITS = 2_000
 
 /** A match: its id and sort keys (firstNameKey, familyNameKey). */
 export interface WindowEntry {
@@ -197,24 +197,26 @@ export async function stillFresh(
 }
 
 /**
- * Each contact of the account written since `mark`, once: its search text and sort keys before its
- * first write since then, and "first", that write's change number (SQLite).
+ * The account's contact edits since `mark`, at most FOLLOW_MAX_EDITS + 1 of them (the index's
+ * range, so a big import since costs no more than that to find out), as "e"; and "ch", each contact
+ * among them once, with its search text and sort keys before its first write since the mark.
  */
 function editsSince(kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql {
   if (kind === 'sqlite')
     // With one MIN(), SQLite takes the other columns from the row that has it.
-    return Prisma.sql`SELECT e."contactId", MIN(e."change") AS "first", e."oldText", e."oldKey1", e."oldKey2" FROM "ContactEdit" e
-      WHERE e."accountId" = ${accountId} AND e."change" > ${Number(mark)} GROUP BY e."contactId" LIMIT ${FOLLOW_MAX_CONTACTS + 1}`
-  return Prisma.sql`SELECT DISTINCT ON (e."contactId") e."contactId", e."oldText", e."oldKey1", e."oldKey2" FROM "ContactEdit" e
-      WHERE e."accountId" = ${accountId} AND e."txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot))
-        AND NOT pg_visible_in_snapshot(e."txid", CAST(${mark} AS pg_snapshot))
-      ORDER BY e."contactId", e."seq" LIMIT ${FOLLOW_MAX_CONTACTS + 1}`
+    return Prisma.sql`e AS (SELECT "contactId", "change", "oldText", "oldKey1", "oldKey2" FROM "ContactEdit"
+        WHERE "accountId" = ${accountId} AND "change" > ${Number(mark)} ORDER BY "change" LIMIT ${FOLLOW_MAX_EDITS + 1}),
+      ch AS (SELECT "contactId", MIN("change") AS "first", "oldText", "oldKey1", "oldKey2" FROM e GROUP BY "contactId")`
+  return Prisma.sql`e AS (SELECT "contactId", "seq", "oldText", "oldKey1", "oldKey2" FROM "ContactEdit"
+        WHERE "accountId" = ${accountId} AND "txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot))
+          AND NOT pg_visible_in_snapshot("txid", CAST(${mark} AS pg_snapshot)) LIMIT ${FOLLOW_MAX_EDITS + 1}),
+      ch AS (SELECT DISTINCT ON ("contactId") "contactId", "oldText", "oldKey1", "oldKey2" FROM e ORDER BY "contactId", "seq")`
 }
 
 /**
  * Brings a remembered count (and an offset page's window) up to date in one statement: the total
- * and window of the search now, with the new mark; undefined when it cannot (too many contacts
- * written, an edit row missing, a window with no match to hold its place).
+ * and window of the search now, with the new mark; undefined when it cannot (too many contact
+ * writes, an edit row missing, a window with no match to hold its place).
  */
 export async function followChanges(
   read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
@@ -235,7 +237,7 @@ export async function followChanges(
   const oldKeys = Prisma.sql`(ch."oldKey1", ch."oldKey2", ch."contactId")`
   const newKeys = Prisma.sql`(c."firstNameKey", c."familyNameKey", c."id")`
   const before = (keys: Prisma.Sql) => (lo ? Prisma.sql`${keys} < ${keysOf(lo)}` : Prisma.sql`1 = 0`)
-  const changed = Prisma.sql`WITH ch AS (${editsSince(kind, accountId, count.mark)}),
+  const changed = Prisma.sql`WITH ${editsSince(kind, accountId, count.mark)},
     d AS (SELECT ch."contactId" AS "id", c."firstNameKey" AS "key1", c."familyNameKey" AS "key2",
         CASE WHEN ch."oldText" LIKE ${like} THEN 1 ELSE 0 END AS "was",
         CASE WHEN c."searchText" LIKE ${like} THEN 1 ELSE 0 END AS "now",
@@ -244,9 +246,9 @@ export async function followChanges(
         CASE WHEN c."searchText" LIKE ${like} ${lo ? Prisma.sql`AND ${newKeys} >= ${keysOf(lo)}` : Prisma.empty}
           ${hi ? Prisma.sql`AND ${newKeys} <= ${keysOf(hi)}` : Prisma.empty} THEN 1 ELSE 0 END AS "inside"
       FROM ch LEFT JOIN "Contact" c ON c."id" = ch."contactId" AND ${account} = ${accountId}),
-    s AS (SELECT COUNT(*) AS "changed", COALESCE(SUM("now"), 0) - COALESCE(SUM("was"), 0) AS "gained",
+    s AS (SELECT (SELECT COUNT(*) FROM e) AS "edits", COALESCE(SUM("now"), 0) - COALESCE(SUM("was"), 0) AS "gained",
         COALESCE(SUM("nowBefore"), 0) - COALESCE(SUM("wasBefore"), 0) AS "shift", ${changeMark(kind, accountId)} AS "mark"
-        ${kind === 'sqlite' ? Prisma.sql`, (SELECT MIN("first") FROM ch) AS "first"` : Prisma.empty} FROM d)`
+        ${kind === 'sqlite' ? Prisma.sql`, (SELECT MIN("change") FROM e) AS "first"` : Prisma.empty} FROM d)`
   const statement = window
     ? // The window's matches not written since (so still matching, where they were), and the written
       // contacts that match now inside its bounds, in list order.
@@ -260,15 +262,15 @@ export async function followChanges(
             AND c."id" NOT IN (SELECT "id" FROM d)
         UNION ALL
         SELECT "id", "key1", "key2" FROM d WHERE "inside" = 1
-      ) w ON s."changed" <= ${FOLLOW_MAX_CONTACTS}
+      ) w ON s."edits" <= ${FOLLOW_MAX_EDITS}
       ORDER BY w."key1", w."key2", w."id"`
     : Prisma.sql`${changed} SELECT s.* FROM s`
   const rows = await read(statement)
   const summary = rows[0]
-  const changedContacts = Number(summary?.changed ?? Infinity)
-  if (!summary || changedContacts > FOLLOW_MAX_CONTACTS || summary.mark === null || summary.mark === undefined) return undefined
+  const edits = Number(summary?.edits ?? Infinity)
+  if (!summary || edits > FOLLOW_MAX_EDITS || summary.mark === null || summary.mark === undefined) return undefined
   // SQLite: the first edit since the mark must be the next change (none purged in between).
-  if (kind === 'sqlite' && changedContacts > 0 && Number(summary.first) !== Number(count.mark) + 1) return undefined
+  if (kind === 'sqlite' && edits > 0 && Number(summary.first) !== Number(count.mark) + 1) return undefined
   const next = { total: count.total + Number(summary.gained), mark: String(summary.mark) }
   if (!window) return next
   const entries: WindowEntry[] = []
