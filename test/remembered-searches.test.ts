@@ -316,12 +316,35 @@ describe.each(targets)('a remembered search on $name', (target) => {
     // A new first match, written by another instance: the first page follows it (the check, then
     // the changes since), and is remembered again.
     await upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111113', firstName: 'Zebu 00000' }], 'KE'))
-    const after = await ask()
-    expect(after).toEqual({ ids: await want(26), statements: 2 })
-    expect(after.ids).not.toEqual(first)
+    const moved = await ask()
+    expect(moved).toEqual({ ids: await want(26), statements: 2 })
+    expect(moved.ids).not.toEqual(first)
     expect(await ask()).toEqual({ ids: await want(26), statements: 1 })
-    // A page from a cursor keeps no window: found again in full (the check, the walk, the index).
-    expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 3 })
+    // A page from a cursor follows too: the matches past its cursor are its window.
+    expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 2 })
+    // Its window emptied past the page: found again in full (the check, the follow, the walk, the index).
+    const after = await want(26 + WINDOW_MARGIN, cursor.id)
+    await kit.db.contact.deleteMany({ where: { id: { in: after } } })
+    expect(await ask(next)).toEqual({ ids: await want(26, cursor.id), statements: 4 })
+    // A match written right past its cursor: followed into the page.
+    await upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111116', firstName: `${cursor.firstName}a` }], 'KE'))
+    const past = await ask(next)
+    expect(past).toEqual({ ids: await want(26, cursor.id), statements: 2 })
+    expect(past.ids).toContain((await kit.db.contact.findFirstOrThrow({ where: { accountId, mobile: '+254799111116' } })).id)
+    // A page read backward keeps no window: found again in full after a change (the check, the walk, the index).
+    const back = async () => {
+      kit.statements.length = 0
+      const ids = await searchPageIds(
+        kit.deps,
+        { accountId, searchKey: 'zebu', from: next, until: null, backward: true, take: 26 },
+        { probe: 10 },
+      )
+      return { ids, statements: kit.statements.length }
+    }
+    await back()
+    expect((await back()).statements).toBe(1)
+    await upsertContacts(other, accountId, parseContacts([{ mobile: '+254799111117', firstName: 'Zebu 00000' }], 'KE'))
+    expect((await back()).statements).toBe(3)
     // The first page loses all 26 contacts and the margin after them: in full too.
     const gone = await kit.db.contact.findMany({ where, orderBy: contactListOrder, take: 26 + WINDOW_MARGIN, select: { id: true } })
     await kit.db.contact.deleteMany({ where: { id: { in: gone.map((row) => row.id) } } })

@@ -12,11 +12,22 @@
 // The rows are the same either way: the same LIKE and the same total order as findMany's.
 // A page found by the second try is remembered with the search's total (remembered-searches.ts):
 // the same page again costs one statement that checks the matches are unchanged since its count.
-// After a change the first page (no cursor, forward) follows it as an offset page does (its window:
-// the page and WINDOW_MARGIN matches after it); a page from a cursor is found again in full.
+// After a change a page read forward follows it (its window: the page and WINDOW_MARGIN matches
+// after it, past its cursor if it has one), as an offset page does; a page read backward, or up to
+// a `before:` cursor, is found again in full.
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Deps } from '../deps.js'
-import { changeMark, followChanges, pageIn, rememberedPage, rememberPage, stillFresh, WINDOW_MARGIN } from './remembered-searches.js'
+import {
+  changeMark,
+  cursorPageIn,
+  followChanges,
+  pageIn,
+  rememberedPage,
+  rememberPage,
+  stillFresh,
+  WINDOW_MARGIN,
+  type SearchWindow,
+} from './remembered-searches.js'
 import { matchingContacts, readDirect } from './contact-list.js'
 
 /**
@@ -54,9 +65,10 @@ export async function searchPageIds(
   const known = rememberedPage(db, remembered)
   if (known) {
     if (await stillFresh(read, kind, remembered, known.mark)) return known.ids
-    // The first page (no cursor, forward) is an offset page: it follows the changes in its window.
+    // A page read forward follows the changes in its window: the first as an offset page, one from
+    // a cursor as the matches past it.
     const next = known.window && (await followChanges(read, kind, remembered, known, known.window))
-    const moved = next && next.window && pageIn(next.window, next.total, 0, page.take)
+    const moved = next?.window && (next.window.after ? cursorPageIn(next.window, page.take) : pageIn(next.window, next.total, 0, page.take))
     if (next && moved) {
       rememberPage(db, remembered, next.total, next.mark, moved.ids, moved.window)
       return moved.ids
@@ -89,18 +101,24 @@ export async function searchPageIds(
   if (hits.length >= page.take || !walked.some((row) => Number(row.n) === probe)) return hits.slice(0, page.take)
   const matching = matchingContacts(kind, { accountId: page.accountId, searchKey: page.searchKey, candidatesFirst: true })
   // With the matches' total and what the count saw (the mark), so that the page can be remembered.
-  // The first page is read with the matches after it: its window, to follow changes with.
-  const first = !page.from && !page.until && !page.backward
+  // A page read forward is read with the matches after it: its window, to follow changes with.
+  const forward = !page.until && !page.backward
   const found = await read(
     Prisma.sql`WITH matched AS MATERIALIZED (${matching})
       SELECT t."total", t."mark", p."id", p."firstNameKey", p."familyNameKey" FROM (SELECT COUNT(*) AS "total", ${changeMark(kind, page.accountId)} AS "mark" FROM matched) t
-      LEFT JOIN (SELECT "id", "firstNameKey", "familyNameKey" FROM matched WHERE ${bound} ${order} LIMIT ${page.take + (first ? WINDOW_MARGIN : 0)}) p ON 1 = 1
+      LEFT JOIN (SELECT "id", "firstNameKey", "familyNameKey" FROM matched WHERE ${bound} ${order} LIMIT ${page.take + (forward ? WINDOW_MARGIN : 0)}) p ON 1 = 1
       ORDER BY p."firstNameKey" ${direction}, p."familyNameKey" ${direction}, p."id" ${direction}`,
   )
   const entries = found
     .filter((row) => row.id !== null && row.id !== undefined)
     .map((row) => ({ id: row.id as string, key1: row.firstNameKey as string, key2: row.familyNameKey as string }))
   const ids = entries.slice(0, page.take).map((entry) => entry.id)
-  rememberPage(db, remembered, Number(found[0]?.total ?? 0), found[0]?.mark, ids, first ? { start: 0, entries } : undefined)
+  const [key1, key2, id] = page.from ?? []
+  const window: SearchWindow | undefined = !forward
+    ? undefined
+    : page.from
+      ? { start: 0, entries, after: { key1: key1!, key2: key2!, id: id! }, toEnd: entries.length < page.take + WINDOW_MARGIN }
+      : { start: 0, entries }
+  rememberPage(db, remembered, Number(found[0]?.total ?? 0), found[0]?.mark, ids, window)
   return ids
 }

@@ -63,6 +63,12 @@ export interface WindowEntry {
 export interface SearchWindow {
   start: number
   entries: WindowEntry[]
+  /**
+   * A cursor page's window instead (the Relay connection's `after:`): the cursor's sort keys;
+   * `entries` are the first matches past it in list order (`start` unused), all of them when `toEnd`.
+   */
+  after?: WindowEntry
+  toEnd?: boolean
 }
 
 /** A search's total and what its count saw: SQLite's change counter, PostgreSQL's snapshot (text). */
@@ -226,11 +232,14 @@ export async function followChanges(
   window?: SearchWindow,
 ): Promise<(SearchCount & { window?: SearchWindow }) | undefined> {
   const { accountId } = search
-  if (window && window.start > 0 && window.entries.length === 0) return undefined
+  if (window && !window.after && window.start > 0 && window.entries.length === 0) return undefined
   const like = `%${search.searchKey}%`
   // The window's bounds, inclusive: none at the list's start or end.
-  const lo = window && window.start > 0 ? window.entries[0] : undefined
-  const hi = window && window.start + window.entries.length < count.total ? window.entries.at(-1) : undefined
+  // A cursor window's lower bound is the cursor, exclusive; its upper one is open when it holds every match past the cursor.
+  const lo = window?.after ?? (window && window.start > 0 ? window.entries[0] : undefined)
+  const hi =
+    window && (window.after ? !window.toEnd : window.start + window.entries.length < count.total) ? window.entries.at(-1) : undefined
+  const above = window?.after ? Prisma.raw('>') : Prisma.raw('>=')
   const keysOf = (entry: WindowEntry) => Prisma.sql`(${entry.key1}, ${entry.key2}, ${entry.id})`
   // By primary key: unary + keeps SQLite from reading the account's index instead.
   const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
@@ -243,7 +252,7 @@ export async function followChanges(
         CASE WHEN c."searchText" LIKE ${like} THEN 1 ELSE 0 END AS "now",
         CASE WHEN ch."oldText" LIKE ${like} AND ${before(oldKeys)} THEN 1 ELSE 0 END AS "wasBefore",
         CASE WHEN c."searchText" LIKE ${like} AND ${before(newKeys)} THEN 1 ELSE 0 END AS "nowBefore",
-        CASE WHEN c."searchText" LIKE ${like} ${lo ? Prisma.sql`AND ${newKeys} >= ${keysOf(lo)}` : Prisma.empty}
+        CASE WHEN c."searchText" LIKE ${like} ${lo ? Prisma.sql`AND ${newKeys} ${above} ${keysOf(lo)}` : Prisma.empty}
           ${hi ? Prisma.sql`AND ${newKeys} <= ${keysOf(hi)}` : Prisma.empty} THEN 1 ELSE 0 END AS "inside"
       FROM ch LEFT JOIN "Contact" c ON c."id" = ch."contactId" AND ${account} = ${accountId}),
     s AS (SELECT (SELECT COUNT(*) FROM e) AS "edits", COALESCE(SUM("now"), 0) - COALESCE(SUM("was"), 0) AS "gained",
@@ -276,7 +285,7 @@ export async function followChanges(
   const entries: WindowEntry[] = []
   for (const row of rows)
     if (row.id !== null && row.id !== undefined) entries.push({ id: String(row.id), key1: String(row.key1), key2: String(row.key2) })
-  return { ...next, window: { start: window.start + Number(summary.shift), entries } }
+  return { ...next, window: { ...window, start: window.start + Number(summary.shift), entries } }
 }
 
 /**
@@ -291,6 +300,19 @@ export function pageIn(window: SearchWindow, total: number, skip: number, perPag
   return {
     ids: window.entries.slice(at, at + perPage).map((entry) => entry.id),
     window: { start: window.start + from, entries: window.entries.slice(from, at + perPage + WINDOW_MARGIN) },
+  }
+}
+
+/**
+ * The first `take` matches past a followed cursor window's cursor, and the window kept for them (up
+ * to WINDOW_MARGIN matches more); undefined when the window no longer holds `take` of them.
+ */
+export function cursorPageIn(window: SearchWindow, take: number) {
+  if (window.entries.length < take && !window.toEnd) return undefined
+  const entries = window.entries.slice(0, take + WINDOW_MARGIN)
+  return {
+    ids: entries.slice(0, take).map((entry) => entry.id),
+    window: { ...window, entries, toEnd: window.toEnd === true && entries.length === window.entries.length },
   }
 }
 
