@@ -80,7 +80,7 @@ export interface SearchCount {
 export interface RememberedPage extends SearchCount {
   /** The page's ids in order. */
   ids: string[]
-  /** An offset page's neighbourhood, when it was read with one: what followChanges moves. */
+  /** The page's neighbourhood, when it was read with one (an offset page, a Relay page read forward): what followChanges moves. */
   window?: SearchWindow
   /** performance.now() of the count, or of the last change followed. */
   at: number
@@ -115,7 +115,7 @@ export function rememberedPage(db: Db, page: SearchPage, now = performance.now()
 
 /**
  * Keeps a page of a search, counted under `mark` (the statement's column) or followed to it: its
- * ids and, for an offset page, its window. The search's total becomes this one. A total below
+ * ids and its window, if it has one. The search's total becomes this one. A total below
  * REMEMBERED_TOTAL_MIN forgets the search.
  */
 export function rememberPage(
