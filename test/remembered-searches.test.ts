@@ -480,6 +480,22 @@ describe.each(targets)('a remembered search on $name', (target) => {
     expect(await answerWay(accountId, 'zebu')).toBe('counted')
   })
 
+  it.runIf(target.name === 'postgresql')('still writes the previous release’s change rows, and purges them after an hour', async () => {
+    // During a rolling deploy the instances of the previous release check "ContactChange".
+    const accountId = await seeded()
+    const rows = (id: string) =>
+      kit.db
+        .$queryRawUnsafe<{ n: bigint }[]>(`SELECT COUNT(*) AS "n" FROM "ContactChange" WHERE "accountId" = $1`, id)
+        .then((r) => Number(r[0]!.n))
+    expect(await rows(accountId)).toBeGreaterThanOrEqual(1)
+    await kit.db.$executeRawUnsafe(`UPDATE "ContactChange" SET "at" = now() - interval '61 minutes' WHERE "accountId" = $1`, accountId)
+    const young = (await kit.seed().account().contacts(1)).account.id
+    expect(await rows(young)).toBe(1)
+    expect(await purgeContactChanges(kit.deps, { minIntervalMs: 0 })).toBeGreaterThanOrEqual(1)
+    expect(await rows(accountId)).toBe(0)
+    expect(await rows(young)).toBe(1)
+  })
+
   it('purges contact edit rows older than an hour, and only those', async () => {
     const accountId = await seeded()
     const param = target.name === 'sqlite' ? '?' : '$1'

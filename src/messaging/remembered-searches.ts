@@ -324,7 +324,9 @@ const CONTACT_EDIT_RETENTION_SECONDS = 3600
  * Deletes the contact edit rows older than an hour, at most once per `minIntervalMs` (a worker tick
  * calls it every second). Returns how many went. Rows are numbered in the order written (PostgreSQL's
  * "seq", SQLite's rowid), so the purge walks that order to the first young row and deletes what
- * lies before it: it reads only what it deletes.
+ * lies before it: it reads only what it deletes. On PostgreSQL the rows of "ContactChange", which
+ * the previous release checks and the triggers still write for one release (migration
+ * contact_edits), go the same way, by their index on "at"; the count is of both tables.
  */
 export async function purgeContactChanges(
   { db, dbKind, clock }: Pick<Deps, 'db' | 'dbKind' | 'clock'>,
@@ -332,11 +334,14 @@ export async function purgeContactChanges(
 ): Promise<number> {
   if (!purgeDue(db, clock.now().getTime(), minIntervalMs)) return 0
   // The database's clock, the one that wrote "at" (a test clock may be pinned anywhere).
-  return dbKind === 'sqlite'
-    ? db.$executeRaw`DELETE FROM "ContactEdit" WHERE rowid < COALESCE(
+  if (dbKind === 'sqlite')
+    return db.$executeRaw`DELETE FROM "ContactEdit" WHERE rowid < COALESCE(
         (SELECT rowid FROM "ContactEdit" WHERE "at" >= unixepoch() - ${CONTACT_EDIT_RETENTION_SECONDS} ORDER BY rowid LIMIT 1),
         (SELECT MAX(rowid) + 1 FROM "ContactEdit"))`
-    : db.$executeRaw`DELETE FROM "ContactEdit" WHERE "seq" < COALESCE(
-        (SELECT "seq" FROM "ContactEdit" WHERE "at" >= now() - make_interval(secs => ${CONTACT_EDIT_RETENTION_SECONDS}) ORDER BY "seq" LIMIT 1),
-        (SELECT MAX("seq") + 1 FROM "ContactEdit"))`
+  const edits = await db.$executeRaw`DELETE FROM "ContactEdit" WHERE "seq" < COALESCE(
+      (SELECT "seq" FROM "ContactEdit" WHERE "at" >= now() - make_interval(secs => ${CONTACT_EDIT_RETENTION_SECONDS}) ORDER BY "seq" LIMIT 1),
+      (SELECT MAX("seq") + 1 FROM "ContactEdit"))`
+  const changes =
+    await db.$executeRaw`DELETE FROM "ContactChange" WHERE "at" < now() - make_interval(secs => ${CONTACT_EDIT_RETENTION_SECONDS})`
+  return edits + changes
 }

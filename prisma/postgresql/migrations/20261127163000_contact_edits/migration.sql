@@ -6,9 +6,11 @@
 -- rows that snapshot did not see: for each contact, the first such row says whether it matched
 -- then and where it sorted, and the contact's row now says the rest. "seq" orders a contact's rows:
 -- a second write of a row waits for the first's commit, so it takes its number later.
--- This replaces "ContactChange" (one row per transaction), which said only that something changed.
--- Rows are only ever inserted, so writers never wait for each other here. The worker deletes rows
--- older than an hour (purgeContactChanges).
+-- This takes over from "ContactChange" (one row per transaction), which said only that something
+-- changed. That table and its triggers stay for one release: during a rolling deploy the instances
+-- still running the previous release check it; a later migration drops them. The worker deletes
+-- rows of both tables older than an hour (purgeContactChanges).
+-- Rows are only ever inserted, so writers never wait for each other here.
 CREATE TABLE "ContactEdit" (
     "seq" BIGINT GENERATED ALWAYS AS IDENTITY,
     "accountId" TEXT NOT NULL,
@@ -21,13 +23,6 @@ CREATE TABLE "ContactEdit" (
     CONSTRAINT "ContactEdit_pkey" PRIMARY KEY ("seq")
 );
 CREATE INDEX "ContactEdit_accountId_txid_idx" ON "ContactEdit" ("accountId", "txid");
-
-DROP TRIGGER "ContactChange_insert" ON "Contact";
-DROP TRIGGER "ContactChange_delete" ON "Contact";
-DROP TRIGGER "ContactChange_update" ON "Contact";
-DROP FUNCTION "contact_changes_inserted"();
-DROP FUNCTION "contact_changes_updated"();
-DROP TABLE "ContactChange";
 
 CREATE FUNCTION "contact_edits_inserted"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
