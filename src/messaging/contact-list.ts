@@ -35,13 +35,13 @@ import { jsonTexts } from '../db/json-texts.js'
 import {
   changeMark,
   followChanges,
+  followPage,
   freshSince,
   forgetPage,
   rememberedPage,
   rememberedTotal,
   rememberPage,
   rememberTotal,
-  pageIn,
   WINDOW_MARGIN,
 } from './remembered-searches.js'
 
@@ -127,12 +127,9 @@ export async function listContacts(
       }
       // Changed since: the window follows the changes once (a change between the two statements
       // runs the search in full).
-      if (followed || !page.window) break
-      const next = await followChanges(read, kind, search, page, page.window)
-      const moved = next?.window && pageIn(next.window, next.total, skip, perPage)
-      if (!next || !moved) break
-      rememberPage(db, search, next.total, next.mark, moved.ids, moved.window)
-      page = { ...next, ...moved, at: page.at }
+      const next = !followed && (await followPage(read, { db, kind }, search, page, { skip, take: perPage }))
+      if (!next) break
+      page = next
     }
     forgetPage(db, search)
   }

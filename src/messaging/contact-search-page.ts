@@ -19,9 +19,7 @@ import { Prisma } from '../generated/sqlite/client.js'
 import type { Deps } from '../deps.js'
 import {
   changeMark,
-  cursorPageIn,
-  followChanges,
-  pageIn,
+  followPage,
   rememberedPage,
   rememberPage,
   stillFresh,
@@ -67,12 +65,8 @@ export async function searchPageIds(
     if (await stillFresh(read, kind, remembered, known.mark)) return known.ids
     // A page read forward follows the changes in its window: the first as an offset page, one from
     // a cursor as the matches past it.
-    const next = known.window && (await followChanges(read, kind, remembered, known, known.window))
-    const moved = next?.window && (next.window.after ? cursorPageIn(next.window, page.take) : pageIn(next.window, next.total, 0, page.take))
-    if (next && moved) {
-      rememberPage(db, remembered, next.total, next.mark, moved.ids, moved.window)
-      return moved.ids
-    }
+    const next = await followPage(read, { db, kind }, remembered, known, { skip: 0, take: page.take })
+    if (next) return next.ids
   }
   const direction = Prisma.raw(page.backward ? 'DESC' : 'ASC')
   const order = Prisma.sql`ORDER BY "firstNameKey" ${direction}, "familyNameKey" ${direction}, "id" ${direction}`

@@ -234,29 +234,32 @@ export async function followChanges(
   const { accountId } = search
   if (window && !window.after && window.start > 0 && window.entries.length === 0) return undefined
   const like = `%${search.searchKey}%`
-  // The window's bounds, inclusive: none at the list's start or end.
-  // A cursor window's lower bound is the cursor, exclusive; its upper one is open when it holds every match past the cursor.
+  // The window's bounds: inclusive for an offset window, none at the list's start or end; a cursor
+  // window's lower bound is the cursor, exclusive, and its upper one open when it reaches the end.
   const lo = window?.after ?? (window && window.start > 0 ? window.entries[0] : undefined)
   const hi =
     window && (window.after ? !window.toEnd : window.start + window.entries.length < count.total) ? window.entries.at(-1) : undefined
-  const above = window?.after ? Prisma.raw('>') : Prisma.raw('>=')
   const keysOf = (entry: WindowEntry) => Prisma.sql`(${entry.key1}, ${entry.key2}, ${entry.id})`
   // By primary key: unary + keeps SQLite from reading the account's index instead.
   const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
   const oldKeys = Prisma.sql`(ch."oldKey1", ch."oldKey2", ch."contactId")`
   const newKeys = Prisma.sql`(c."firstNameKey", c."familyNameKey", c."id")`
-  const before = (keys: Prisma.Sql) => (lo ? Prisma.sql`${keys} < ${keysOf(lo)}` : Prisma.sql`1 = 0`)
+  const flag = (condition: Prisma.Sql) => Prisma.sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`
+  const beforeLo = (keys: Prisma.Sql) => (lo ? flag(Prisma.sql`${keys} < ${keysOf(lo)}`) : Prisma.sql`0`)
+  const bounds = [
+    ...(lo ? [Prisma.sql`${newKeys} ${Prisma.raw(window?.after ? '>' : '>=')} ${keysOf(lo)}`] : []),
+    ...(hi ? [Prisma.sql`${newKeys} <= ${keysOf(hi)}`] : []),
+  ]
+  // Each written contact: whether it matched at the mark and matches now, and where it sorted then
+  // and sorts now against the window's bounds (a missing row or old text compares as no).
   const changed = Prisma.sql`WITH ${editsSince(kind, accountId, count.mark)},
     d AS (SELECT ch."contactId" AS "id", c."firstNameKey" AS "key1", c."familyNameKey" AS "key2",
-        CASE WHEN ch."oldText" LIKE ${like} THEN 1 ELSE 0 END AS "was",
-        CASE WHEN c."searchText" LIKE ${like} THEN 1 ELSE 0 END AS "now",
-        CASE WHEN ch."oldText" LIKE ${like} AND ${before(oldKeys)} THEN 1 ELSE 0 END AS "wasBefore",
-        CASE WHEN c."searchText" LIKE ${like} AND ${before(newKeys)} THEN 1 ELSE 0 END AS "nowBefore",
-        CASE WHEN c."searchText" LIKE ${like} ${lo ? Prisma.sql`AND ${newKeys} ${above} ${keysOf(lo)}` : Prisma.empty}
-          ${hi ? Prisma.sql`AND ${newKeys} <= ${keysOf(hi)}` : Prisma.empty} THEN 1 ELSE 0 END AS "inside"
+        ${flag(Prisma.sql`ch."oldText" LIKE ${like}`)} AS "was", ${flag(Prisma.sql`c."searchText" LIKE ${like}`)} AS "now",
+        ${beforeLo(oldKeys)} AS "wasBefore", ${beforeLo(newKeys)} AS "nowBefore",
+        ${bounds.length ? flag(Prisma.join(bounds, ' AND ')) : Prisma.sql`1`} AS "inBounds"
       FROM ch LEFT JOIN "Contact" c ON c."id" = ch."contactId" AND ${account} = ${accountId}),
     s AS (SELECT (SELECT COUNT(*) FROM e) AS "edits", COALESCE(SUM("now"), 0) - COALESCE(SUM("was"), 0) AS "gained",
-        COALESCE(SUM("nowBefore"), 0) - COALESCE(SUM("wasBefore"), 0) AS "shift", ${changeMark(kind, accountId)} AS "mark"
+        COALESCE(SUM("now" * "nowBefore"), 0) - COALESCE(SUM("was" * "wasBefore"), 0) AS "shift", ${changeMark(kind, accountId)} AS "mark"
         ${kind === 'sqlite' ? Prisma.sql`, (SELECT MIN("change") FROM e) AS "first"` : Prisma.empty} FROM d)`
   const statement = window
     ? // The window's matches not written since (so still matching, where they were), and the written
@@ -270,7 +273,7 @@ export async function followChanges(
           )}) AND ${account} = ${accountId}
             AND c."id" NOT IN (SELECT "id" FROM d)
         UNION ALL
-        SELECT "id", "key1", "key2" FROM d WHERE "inside" = 1
+        SELECT "id", "key1", "key2" FROM d WHERE "now" = 1 AND "inBounds" = 1
       ) w ON s."edits" <= ${FOLLOW_MAX_EDITS}
       ORDER BY w."key1", w."key2", w."id"`
     : Prisma.sql`${changed} SELECT s.* FROM s`
@@ -289,10 +292,29 @@ export async function followChanges(
 }
 
 /**
+ * A remembered page with a window, brought up to date (followChanges) and remembered again: the
+ * offset page [skip, skip + take), or a cursor window's first `take`. Undefined when it cannot be.
+ */
+export async function followPage(
+  read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
+  { db, kind }: { db: Db; kind: DatabaseKind },
+  page: SearchPage,
+  known: RememberedPage,
+  { skip, take }: { skip: number; take: number },
+): Promise<RememberedPage | undefined> {
+  if (!known.window) return undefined
+  const next = await followChanges(read, kind, page, known, known.window)
+  const moved = next?.window && (next.window.after ? cursorPageIn(next.window, take) : pageIn(next.window, next.total, skip, take))
+  if (!next || !moved) return undefined
+  rememberPage(db, page, next.total, next.mark, moved.ids, moved.window)
+  return { total: next.total, mark: next.mark, ...moved, at: known.at }
+}
+
+/**
  * The page [skip, skip + perPage) of a followed window, and the window kept for it (up to
  * WINDOW_MARGIN matches each side); undefined when the page is no longer inside the window.
  */
-export function pageIn(window: SearchWindow, total: number, skip: number, perPage: number) {
+function pageIn(window: SearchWindow, total: number, skip: number, perPage: number) {
   const at = skip - window.start
   const toEnd = window.start + window.entries.length >= total
   if (at < 0 || (at + perPage > window.entries.length && !toEnd)) return undefined
@@ -307,7 +329,7 @@ export function pageIn(window: SearchWindow, total: number, skip: number, perPag
  * The first `take` matches past a followed cursor window's cursor, and the window kept for them (up
  * to WINDOW_MARGIN matches more); undefined when the window no longer holds `take` of them.
  */
-export function cursorPageIn(window: SearchWindow, take: number) {
+function cursorPageIn(window: SearchWindow, take: number) {
   if (window.entries.length < take && !window.toEnd) return undefined
   const entries = window.entries.slice(0, take + WINDOW_MARGIN)
   return {
