@@ -152,7 +152,7 @@ describe.each(targets)('list totals on $name', (target) => {
     await expectTotalsTrue()
   })
 
-  it('backfills the totals and the search index for rows written before the migration', async () => {
+  it('backfills the totals, the search index and the members’ sort keys for rows written before the migrations', async () => {
     // A fresh database with every migration before list_totals_and_search, some rows, then the rest.
     const handle = await target.create()
     const all = migrationsOf(target.name)
@@ -165,6 +165,8 @@ describe.each(targets)('list totals on $name', (target) => {
       INSERT INTO "Membership" ("groupId", "contactId") VALUES ('g1', 'c2');`
     const check = `SELECT (SELECT "total" FROM "ListTotal" WHERE "listId" = 'a1') AS a1, (SELECT "total" FROM "ListTotal" WHERE "listId" = 'a2') AS a2,
       (SELECT "total" FROM "ListTotal" WHERE "listId" = 'g1') AS g1`
+    // A membership from before migration membership_sort_keys gets its contact's sort keys.
+    const memberKeys = `SELECT "firstNameKey", "familyNameKey" FROM "Membership"`
     try {
       if (target.name === 'sqlite') {
         const db = new Database(parseDatabaseUrl(handle.url).file!)
@@ -172,6 +174,7 @@ describe.each(targets)('list totals on $name', (target) => {
         db.exec(rows)
         for (const m of all.slice(cut)) db.exec(m.sql)
         expect(db.prepare(check).get()).toEqual({ a1: 2, a2: 0, g1: 1 })
+        expect(db.prepare(memberKeys).all()).toEqual([{ firstNameKey: 'older', familyNameKey: '' }])
         expect(db.prepare(`SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH '"older"'`).all()).toHaveLength(1)
         db.exec(`INSERT INTO "ContactSearch"("ContactSearch", rank) VALUES ('integrity-check', 1)`)
         db.close()
@@ -185,6 +188,7 @@ describe.each(targets)('list totals on $name', (target) => {
           await client.query(rows)
           for (const m of all.slice(cut)) await client.query(m.sql)
           expect((await client.query(check)).rows[0]).toEqual({ a1: 2, a2: 0, g1: 1 })
+          expect((await client.query(memberKeys)).rows).toEqual([{ firstNameKey: 'older', familyNameKey: '' }])
         } finally {
           await client.end()
         }

@@ -10,9 +10,9 @@
 //   the (accountId, firstNameKey, familyNameKey, id) index for ids only, then reads the 25 rows:
 //   a deep page skips index entries, never table rows, and it skips them from the nearer end of
 //   the list (the total says which), so the last page costs what the first does (fromNearerEnd).
-//   A group's list keeps the forward walk: its members may sit anywhere in the account's order,
-//   and with the reversed walk's OFFSET unknown at planning, PostgreSQL would walk the account's
-//   index probing memberships where joining the members and sorting them is the cheaper plan.
+//   A group's list walks its own index the same way: each membership carries its contact's sort
+//   keys, copied by triggers (migration membership_sort_keys), so a group of 100,000 in an account
+//   of a million skips index entries of "Membership" instead of sorting every member.
 // - With a search the matching ids are collected once (MATERIALIZED) and both counted and paged.
 //   The match is always the same `searchText LIKE '%term%'` as before; at 3 characters or more an
 //   index narrows the candidates first: FTS5 trigram on SQLite (rechecked by the LIKE, so exact),
@@ -289,13 +289,14 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
   const window = Prisma.sql`ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${request.perPage + margin.before + margin.after} OFFSET ${request.skip - margin.before}`
   let sql: Prisma.Sql
   if (!request.searchKey) {
+    // A group's members carry their contacts' sort keys (migration membership_sort_keys), so both
+    // lists walk an index in name order: (accountId, …) on "Contact", (groupId, …) on "Membership".
     const ids = groupId
-      ? Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Membership" m JOIN "Contact" c ON c."id" = m."contactId"
-          WHERE m."groupId" = ${groupId} AND c."accountId" = ${accountId}`
+      ? Prisma.sql`SELECT "contactId" AS "id", "firstNameKey", "familyNameKey" FROM "Membership" WHERE "groupId" = ${groupId}`
       : Prisma.sql`SELECT "id", "firstNameKey", "familyNameKey" FROM "Contact" WHERE "accountId" = ${accountId}`
     sql = Prisma.sql`WITH t AS (SELECT COALESCE((SELECT "total" FROM "ListTotal" WHERE "listId" = ${groupId ?? accountId}), 0) AS "total")
       SELECT t."total", p.* FROM t
-      LEFT JOIN (SELECT ${selected} FROM (${groupId ? Prisma.sql`SELECT "id" FROM (${ids}) l ${window}` : fromNearerEnd(kind, ids, request)}) ids
+      LEFT JOIN (SELECT ${selected} FROM (${fromNearerEnd(kind, ids, request)}) ids
         JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
       ORDER BY p."sortKey1", p."sortKey2", p."id"`
   } else {

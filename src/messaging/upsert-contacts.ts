@@ -119,11 +119,13 @@ export async function upsertContacts(
       async (direct) => {
         const tx = runOn(direct)
         await assertGroupsExist(tx, dbKind, accountId, contacts, extraGroupId)
-        const result = await writeContacts(tx, dbKind, accountId, unique)
-        const memberships: { groupId: string; contactId: string }[] = []
+        const sortKeys = new Map<string, SortKeys>()
+        const result = await writeContacts(tx, dbKind, accountId, unique, sortKeys)
+        const memberships: Enlisted[] = []
         for (const c of unique) {
           const contactId = result.get(c.mobile)!.id
-          for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId })
+          const keys = sortKeys.get(contactId)!
+          for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId, keys })
         }
         const joined = await enlist(tx, dbKind, directTimestamp(dbKind, new Date()), memberships)
         return { saved: contacts.map((c) => result.get(c.mobile)!), joined }
@@ -180,7 +182,13 @@ async function assertGroupsExist(tx: Run, dbKind: Deps['dbKind'], accountId: str
  * version and its index entries (the search text's trigram index among them), later vacuumed.
  * Such a contact keeps its `updatedAt`, which is when it last changed.
  */
-async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[]) {
+async function writeContacts(
+  tx: Run,
+  dbKind: Deps['dbKind'],
+  accountId: string,
+  contacts: ParsedContact[],
+  sortKeys: Map<string, SortKeys>,
+) {
   const result = new Map<string, { id: string; created: boolean }>()
   const now = directTimestamp(dbKind, new Date())
   // PostgreSQL: lock the rows read, so no other writer changes a field between this read and the
@@ -210,6 +218,7 @@ async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string,
         createdAt: now,
         updatedAt: now,
       } as ContactRow
+      sortKeys.set(merged.id!, [next.firstNameKey!, next.familyNameKey!])
       if (!row || !unchanged(row, next)) rows.push(next)
     }
     if (!rows.length) continue
@@ -239,31 +248,38 @@ const EMPTY_FIELDS = {
   ...Object.fromEntries(OPTIONAL_TEXT_FIELDS.map((field) => [field, null])),
 }
 
+/** A contact's first-name and family-name sort keys, as written. */
+type SortKeys = [string, string]
+type Enlisted = { groupId: string; contactId: string; keys: SortKeys }
+
 /**
  * One `INSERT ... SELECT ... ON CONFLICT DO NOTHING` a group and chunk: a contact already on a group
- * stays once (and keeps how it joined). The chunk's contact ids are one bound JSON array (jsonTexts),
- * inserted as they are: this transaction has just written those contacts, and the foreign key
- * checks each (a join with "Contact" cost a fifth of the statement on PostgreSQL).
+ * stays once (and keeps how it joined). The chunk's contact ids and sort keys are one bound JSON
+ * array of [id, firstNameKey, familyNameKey], inserted as they are: this transaction has just
+ * written (or read and, on PostgreSQL, locked) those contacts, and the foreign key checks each (a
+ * join with "Contact" cost a fifth of the statement on PostgreSQL). With the keys given, the
+ * membership trigger that would copy them (migration membership_sort_keys) is not called.
  * RETURNING names the rows inserted, which are exactly the contacts that joined.
  */
-async function enlist(
-  tx: Run,
-  dbKind: Deps['dbKind'],
-  now: string,
-  memberships: { groupId: string; contactId: string }[],
-): Promise<Joined> {
+async function enlist(tx: Run, dbKind: Deps['dbKind'], now: string, memberships: Enlisted[]): Promise<Joined> {
   const joined: Joined = new Map()
-  const byGroup = new Map<string, string[]>()
-  for (const { groupId, contactId } of memberships) {
-    const ids = byGroup.get(groupId)
-    if (ids) ids.push(contactId)
-    else byGroup.set(groupId, [contactId])
+  const byGroup = new Map<string, [string, ...SortKeys][]>()
+  for (const { groupId, contactId, keys } of memberships) {
+    const entry: [string, ...SortKeys] = [contactId, ...keys]
+    const entries = byGroup.get(groupId)
+    if (entries) entries.push(entry)
+    else byGroup.set(groupId, [entry])
   }
-  for (const [groupId, ids] of byGroup) {
-    for (let i = 0; i < ids.length; i += MEMBERSHIP_CHUNK) {
+  for (const [groupId, entries] of byGroup) {
+    for (let i = 0; i < entries.length; i += MEMBERSHIP_CHUNK) {
+      const json = JSON.stringify(entries.slice(i, i + MEMBERSHIP_CHUNK))
+      const rows =
+        dbKind === 'sqlite'
+          ? Prisma.sql`SELECT ${groupId}, value ->> 0, ${now}, value ->> 1, value ->> 2 FROM json_each(${json}) WHERE true`
+          : Prisma.sql`SELECT ${groupId}, r ->> 0, ${now}, r ->> 1, r ->> 2 FROM jsonb_array_elements(${json}::jsonb) r`
       const inserted = await tx<{ contactId: string }>(Prisma.sql`
-        INSERT INTO "Membership" ("groupId", "contactId", "createdAt")
-        SELECT ${groupId}, ids.value, ${now} FROM (${jsonTexts(dbKind, ids.slice(i, i + MEMBERSHIP_CHUNK))}) AS ids WHERE true
+        INSERT INTO "Membership" ("groupId", "contactId", "createdAt", "firstNameKey", "familyNameKey")
+        ${rows}
         ON CONFLICT ("groupId", "contactId") DO NOTHING
         RETURNING "contactId"`)
       if (inserted.length) joined.set(groupId, [...(joined.get(groupId) ?? []), ...inserted.map((row) => row.contactId)])
