@@ -125,7 +125,8 @@ export async function upsertContacts(
         for (const c of unique) {
           const contactId = result.get(c.mobile)!.id
           const keys = sortKeys.get(contactId)!
-          for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups)) memberships.push({ groupId, contactId, keys })
+          for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups))
+            memberships.push({ groupId, contactId, keys })
         }
         const joined = await enlist(tx, dbKind, directTimestamp(dbKind, new Date()), memberships)
         return { saved: contacts.map((c) => result.get(c.mobile)!), joined }
