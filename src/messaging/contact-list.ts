@@ -291,6 +291,8 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
   if (!request.searchKey) {
     // A group's members carry their contacts' sort keys (migration membership_sort_keys), so both
     // lists walk an index in name order: (accountId, …) on "Contact", (groupId, …) on "Membership".
+    // A membership joins a group and a contact of one account (add-contacts enlists the account's
+    // own contacts, the SMS opt-in the group's account's), and the caller has checked the group.
     const ids = groupId
       ? Prisma.sql`SELECT "contactId" AS "id", "firstNameKey", "familyNameKey" FROM "Membership" WHERE "groupId" = ${groupId}`
       : Prisma.sql`SELECT "id", "firstNameKey", "familyNameKey" FROM "Contact" WHERE "accountId" = ${accountId}`
