@@ -26,6 +26,7 @@ import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
+import { contactKeys } from '../src/messaging/contacts.js'
 import { startChild } from './peers/processes.js'
 import { fakeContact, RARE, seedContacts } from './peers/seed.js'
 
@@ -35,6 +36,7 @@ if (!Number.isInteger(COUNT) || COUNT < 10_000 || COUNT % 250 !== 0)
 const WRITES = Number(process.env.DEEP_PAGE_WRITES ?? 2)
 /** A first name of 1 contact in 20 (Wanjiru): the shared harness's search term. */
 const COMMON = 'wanj'
+const GROUP_TERM = 'kama'
 /** The connection's first page of the common search, with its exact total. */
 const CONNECTION = `query { contactsConnection(search: "${COMMON}", first: 25) { totalCount edges { node { id firstName } } } }`
 const SAMPLES = Number(process.env.DEEP_PAGE_SAMPLES ?? 21)
@@ -119,6 +121,10 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
     const changeMatch = changeOf(fakeContact(20_000_000, matchAt))
     const pages = COUNT / 25
     const groupPages = COUNT / 250
+    // The group's members (every tenth contact by mobile) that match a family name's search, "kama"
+    // (a sixth of them; a twelfth of the account).
+    let groupMatches = 0
+    for (let i = 0; i < COUNT; i += 10) if (contactKeys(fakeContact(20_000_000, i)).searchText.includes(GROUP_TERM)) groupMatches++
     const cases = [
       { request: 'page 1', path: '/api/contacts?page=1', total: COUNT },
       { request: `page ${n(pages / 2)} (the middle)`, path: `/api/contacts?page=${pages / 2}`, total: COUNT },
@@ -163,6 +169,12 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
         request: `group of ${n(COUNT / 10)}, page ${n(groupPages)} (the last)`,
         path: `/api/contact/group/${groupId}/contacts?page=${groupPages}`,
         total: COUNT / 10,
+      },
+      // A group's search is counted each time (only an account's search is remembered).
+      {
+        request: `group of ${n(COUNT / 10)}, search "${GROUP_TERM}" (${n(groupMatches)}), page 1`,
+        path: `/api/contact/group/${groupId}/contacts?search=${GROUP_TERM}`,
+        total: groupMatches,
       },
     ]
     for (const c of cases) {
