@@ -6,7 +6,7 @@
 // a common search (the same page again: remembered), the common one after a change of one contact
 // before each request, of one that does not match it and of one that does (followed), the GraphQL
 // Relay connection's first 25 of the common search with its totalCount (remembered, and after a
-// change), and the first, middle and last page of a group of a tenth of the contacts; then
+// change), the first, middle and last page of a group of a tenth of the contacts and its search; then
 // add-contacts of 10,000 new contacts into this account and into one of 10,000, alternated
 // (DEEP_PAGE_WRITES pairs, default 2), and their ratio (issue 19: at most 1.5x). The rows are the
 // peers benchmark's (bench/peers/seed.ts, plain INSERTs and ANALYZE). PostgreSQL is measured twice:
