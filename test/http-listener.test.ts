@@ -81,6 +81,43 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
     expect(await replays()).toBe(before + 24)
   })
 
+  it('drains with the listener: a replay says Connection: close once the drain has begun; a request still running holds the listener open', async () => {
+    const own = createServer()
+    const drain = createDrain(own)
+    const ownMetrics = createMetrics()
+    own.on('request', createListener(kit.app, kit.deps, ownMetrics, { drain }))
+    await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve))
+    const port = (own.address() as AddressInfo).port
+    const replayed = async () => (await ownMetrics.registry.getSingleMetric('http_microcache_replays_total')!.get()).values[0]?.value ?? 0
+    const get = async () => {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`)
+      return [r.status, r.headers.get('connection'), (await r.text()).length > 0]
+    }
+    await get() // fills the microcache if the tests before have not
+    const replaysBefore = await replayed()
+    expect(await get()).toEqual([200, 'keep-alive', true])
+    // A request whose body has not all arrived: the listener has handed it to the app.
+    const slow = connect(port, '127.0.0.1')
+    let answer = ''
+    slow.on('data', (chunk: Buffer) => (answer += chunk.toString()))
+    const slowEnded = new Promise((resolve) => slow.on('close', resolve))
+    slow.write('POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 26\r\n\r\n{"query":')
+    await new Promise((r) => setTimeout(r, 100))
+    const drained = drain.drain(10_000)
+    expect(await get()).toEqual([200, 'close', true])
+    expect(await replayed()).toBe(replaysBefore + 2)
+    // Past the drain's quiet time: the running request is tracked, so the listener is still open.
+    await new Promise((r) => setTimeout(r, 1000))
+    expect(own.listening).toBe(true)
+    slow.write('"{ __typename }"}')
+    await slowEnded
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i)
+    expect(answer).toContain('{"data":{"__typename":"Query"}}')
+    await drained
+    expect(own.listening).toBe(false)
+  })
+
   it('never replays authenticated answers', async () => {
     const { key } = await kit.seed().account()
     const a = await fetch(`${base}/api/contacts`, { headers: { authorization: `Bearer ${key}` } })
@@ -297,11 +334,13 @@ describe('access line of a replay', () => {
 describe('drain of a plain node:http server (createDrain)', () => {
   it('tracks responses that end in any order: the ones still running when it starts answer with Connection: close, and it ends', async () => {
     // Each request names how long it runs; they end in an order unrelated to their start.
-    const server = createServer((req, res) => {
+    const server = createServer()
+    const drain = createDrain(server)
+    server.on('request', (req, res) => {
+      drain.track(res)
       const ms = Number(new URL(req.url!, 'http://x').searchParams.get('ms'))
       setTimeout(() => res.end('ok'), ms)
     })
-    const drain = createDrain(server)
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     const delays = Array.from({ length: 40 }, (_, i) => (i * 37) % 23)
@@ -318,26 +357,34 @@ describe('drain of a plain node:http server (createDrain)', () => {
     expect(server.listening).toBe(false)
   })
 
-  it('a response its handler ends at once (a replay) says Connection: close once the drain has started; a slow one still holds the listener open', async () => {
-    const server = createServer((req, res) => {
-      if (req.url === '/now') return void res.end('now')
-      setTimeout(() => res.end('slow'), 3000)
-    })
+  it('waits for a response written whole but not tracked while its bytes are still queued (a slow reader)', async () => {
+    // 64 MiB: more than the kernel's buffers on both ends of a loopback connection hold.
+    const body = 'x'.repeat(64 << 20)
+    const server = createServer()
     const drain = createDrain(server)
+    server.on('request', (_req, res) => {
+      res.end(body)
+      drain.written(res)
+    })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const before = await fetch(`${base}/now`)
-    expect([before.headers.get('connection'), await before.text()]).toEqual(['keep-alive', 'now'])
-    const slow = fetch(`${base}/slow`).then(async (r) => [r.headers.get('connection'), await r.text()])
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1')
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+    socket.pause() // reads nothing until the drain's quiet time has long passed
+    let received = 0
+    let head = ''
+    socket.on('data', (chunk: Buffer) => {
+      if (!head) head = chunk.subarray(0, chunk.indexOf('\r\n\r\n') + 4).toString()
+      received += chunk.length
+    })
+    const ended = new Promise((resolve) => socket.on('close', resolve))
     await new Promise((r) => setTimeout(r, 100))
-    const drained = drain.drain(10_000)
-    const after = await fetch(`${base}/now`)
-    expect([after.headers.get('connection'), await after.text()]).toEqual(['close', 'now'])
-    // Past the drain's quiet time: the slow response is tracked, so the listener is still open.
-    await new Promise((r) => setTimeout(r, 1000))
+    const drained = drain.drain(20_000)
+    await new Promise((r) => setTimeout(r, 1500))
     expect(server.listening).toBe(true)
-    expect(await slow).toEqual(['close', 'slow'])
+    socket.resume()
     await drained
-    expect(server.listening).toBe(false)
+    await ended
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(received - head.length).toBe(body.length)
   })
 })

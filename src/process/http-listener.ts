@@ -44,7 +44,7 @@ export function createListener(
   app: App,
   { clock, logger }: Pick<Deps, 'clock' | 'logger'>,
   metrics?: Pick<Metrics, 'observeReplay'>,
-  { workerId }: { workerId?: string } = {},
+  { workerId, drain }: { workerId?: string; drain?: Drain } = {},
 ) {
   const adapter = createServerAdapter(app.fetch)
   // In a cluster every answer names its worker (docs/operations.md "Several workers on one host").
@@ -60,13 +60,18 @@ export function createListener(
       if (hit) {
         const incoming = rawHeader(req, 'x-request-id')
         const requestId = incoming !== undefined && CLIENT_REQUEST_ID.test(incoming) ? incoming : nextId()
+        // A replay is written whole here: the drain tracks it only once it has begun, or when its
+        // bytes have not all reached the socket (Drain.written).
+        if (drain?.draining) drain.track(res)
         app.microcache.replay(hit, req, res, requestId)
+        drain?.written(res)
         metrics?.observeReplay()
         // The entry's path: the same string each time, which the access line compares with its last.
         log(requestId, req.method!, hit.path, res.statusCode, Math.round(performance.now() - started))
         return
       }
     }
+    drain?.track(res)
     if (workerId) res.setHeader('X-Worker', workerId)
     void adapter(req, res)
   }
@@ -93,47 +98,67 @@ export function serverOptions(
  */
 const DRAIN_QUIET_MS = 500
 
-const SLOT = Symbol('index in the running responses')
-type Tracked = ServerResponse & { [SLOT]?: number }
+/** What the request listener tells the drain (createDrain). */
+export interface Drain {
+  readonly draining: boolean
+  /**
+   * A response about to be written: the drain waits for its close, and once draining it answers
+   * with `Connection: close`. Called before anything of it is written.
+   */
+  track(res: ServerResponse): void
+  /**
+   * A response its handler has just written whole without tracking it (a microcache replay): the
+   * drain waits for it only if some of its bytes are still queued (a slow reader, or a response
+   * pipelined behind another); the rest are in the kernel's hands and need nothing more.
+   */
+  written(res: ServerResponse): void
+  drain(graceMs: number): Promise<void>
+}
 
 /**
  * Graceful shutdown of one server. Once `drain()` is called, readiness fails (see `draining`),
  * every response carries `Connection: close`, and requests that arrive, on kept-alive sockets or
  * new ones, are still answered. The listener closes once nothing has run for DRAIN_QUIET_MS; the
  * promise resolves when every socket is gone, or rejects after `graceMs` (sockets are then cut).
+ *
+ * The request listener reports its responses (track, written): a replay written whole in the
+ * listener is not tracked while the drain has not begun, which saves it a 'close' listener and
+ * the server a second 'request' listener (docs/performance.md, "Replays the drain leaves alone").
  */
-export function createDrain(server: Server) {
+export function createDrain(server: Server): Drain {
   let draining = false
-  // The running responses, each knowing its index. Not a Set: a Set that a few requests at a time
-  // enter and leave reallocates its table as it grows and shrinks, and those tables, held by a
-  // long-lived Set, survived into the old generation: most of what a cached answer left there
-  // (a sampling heap profile under bench/now-playing.ts load), and the major collections it caused.
-  const active: Tracked[] = []
+  // The running responses. Not a Set: a Set that a few requests at a time enter and leave
+  // reallocates its table as it grows and shrinks, and those tables, held by a long-lived Set,
+  // survived into the old generation: most of what a cached answer left there (a sampling heap
+  // profile under bench/now-playing.ts load), and the major collections it caused. A response is
+  // not marked with its index either: replays are not tracked, and a property on the others would
+  // give node's response code two shapes of response to handle.
+  const active: ServerResponse[] = []
   let lastActivity = 0
-  // One function for every response: no closure per request. Removes by moving the last in.
-  function closed(this: Tracked) {
-    const index = this[SLOT]
-    if (index !== undefined && index >= 0) {
+  // One function for every response: no closure per request. Removes by moving the last in. The
+  // list holds only the responses running at that moment; it is searched from its end.
+  function closed(this: ServerResponse) {
+    const index = active.lastIndexOf(this)
+    if (index >= 0) {
       const last = active.pop()!
-      if (last !== this) {
-        active[index] = last
-        last[SLOT] = index
-      }
-      this[SLOT] = -1
+      if (index < active.length) active[index] = last
     }
     lastActivity = performance.now()
   }
-  // First listener: the response must know before the handler (or a microcache replay) writes.
-  server.prependListener('request', (_req: IncomingMessage, res: Tracked) => {
-    // No time taken here: while it runs, it is in `active`; its close marks the activity.
-    res[SLOT] = active.length
+  // No time taken here: while it runs, it is in `active`; its close marks the activity.
+  function track(res: ServerResponse) {
     active.push(res)
     if (draining) res.shouldKeepAlive = false
     res.on('close', closed)
-  })
+  }
   return {
     get draining() {
       return draining
+    },
+    track,
+    written(res: ServerResponse) {
+      // While draining it was tracked before it was written.
+      if (!draining && res.writableLength > 0) track(res)
     },
     drain(graceMs: number): Promise<void> {
       draining = true

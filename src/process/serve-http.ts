@@ -57,9 +57,10 @@ export async function serveHttp(
     })
   }
 
-  const server = createServer(serverOptions(env), createListener(app, deps, metrics, { workerId }))
+  const server = createServer(serverOptions(env))
   server.maxConnections = env.HTTP_MAX_CONNECTIONS
   const drain = createDrain(server)
+  server.on('request', createListener(app, deps, metrics, { workerId, drain }))
   // GraphQL over WebSocket shares the port: upgrades of /graphql (src/graphql/websocket.ts).
   const sockets = app.attachWebSocket(server)
   server.once('error', (error) => exitAtStart(error, describeListenError(error, env.HOST, env.PORT)))
