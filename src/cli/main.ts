@@ -77,7 +77,7 @@ try {
 const env = loadEnvOrExit()
 const logger = createLogger('silent')
 await applyMigrations(env.DATABASE_URL)
-const database = await openDatabase(env.DATABASE_URL)
+const database = await openDatabase(env.DATABASE_URL, { sqliteCacheMib: env.SQLITE_CACHE_MIB })
 const deps = createDeps(database, env, { logger })
 try {
   const output = await command.run(deps, values, positionals, { notice: (line) => console.error(line) })

@@ -66,6 +66,12 @@ const schema = z.object({
    * waits synchronously, so the whole process stalls for up to this long: keep it short.
    */
   SQLITE_BUSY_TIMEOUT_MS: z.coerce.number().int().min(0).default(2000),
+  /**
+   * SQLite: the page cache of the service's connection, in MiB, held in the process's own memory
+   * (PostgreSQL's is the server's). Larger helps a database far bigger than it; the OS's file cache
+   * serves the rest.
+   */
+  SQLITE_CACHE_MIB: z.coerce.number().int().min(1).max(4096).default(8),
   /** On SIGTERM: how long in-flight requests may take before the process exits anyway. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Node's headersTimeout: a client must send its whole request head within this (slowloris). */

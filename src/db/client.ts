@@ -250,7 +250,12 @@ export interface OpenOptions {
   /** PostgreSQL pool size per instance. */
   poolSize?: number
   timeouts?: Partial<DatabaseTimeouts>
+  /** SQLite: the connection's page cache in MiB (SQLITE_CACHE_MIB; default 8). */
+  sqliteCacheMib?: number
 }
+
+/** SQLite's page cache, MiB: 8 unless SQLITE_CACHE_MIB says otherwise (docs/operations.md, "Memory"). */
+const DEFAULT_SQLITE_CACHE_MIB = parseEnv({}).SQLITE_CACHE_MIB
 
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url)
@@ -266,8 +271,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   // finished CLI command alive for DB_IDLE_TIMEOUT_MS (10 s). Closing ends the pool too.
   let endPool = async () => {}
   if (target.kind === 'sqlite') {
+    const cacheMib = options.sqliteCacheMib ?? DEFAULT_SQLITE_CACHE_MIB
+    if (!Number.isInteger(cacheMib) || cacheMib < 1) throw new Error(`sqliteCacheMib: a whole number of MiB, at least 1 (got ${cacheMib})`)
     // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
-    const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs })
+    // The page cache lives in this process, where PostgreSQL's lives in the server: 8 MiB by default,
+    // half of better-sqlite3's 16 (docs/operations.md, "Memory").
+    const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs }, cacheMib)
     probe = revocationProbe(adapter)
     directRead = directReadOf('sqlite', ({ sql, values }) => sqliteRows(adapter, sql, values), options)
     prisma = new SqliteClient({ adapter, log, transactionOptions })

@@ -18,8 +18,13 @@ export const STATEMENT_CACHE_SIZE = 256
  * a prepared statement whose schema changed), and a connection runs one statement at a time.
  */
 export class CachingPrismaBetterSQLite3 extends PrismaBetterSQLite3 {
+  /**
+   * `pageCacheMib`: each connection's page cache (`PRAGMA cache_size`), held in this process's
+   * memory; better-sqlite3's build defaults it to 16 MiB (docs/operations.md, "Memory").
+   */
   constructor(
     config: ConstructorParameters<typeof PrismaBetterSQLite3>[0],
+    private readonly pageCacheMib: number,
     private readonly size = STATEMENT_CACHE_SIZE,
   ) {
     super(config)
@@ -31,6 +36,8 @@ export class CachingPrismaBetterSQLite3 extends PrismaBetterSQLite3 {
   override async connect(): Promise<SqlDriverAdapter> {
     const adapter = await super.connect()
     this.client = (adapter as unknown as { client: BetterSqlite3.Database }).client
+    // A negative cache_size is in KiB.
+    this.client.pragma(`cache_size = -${this.pageCacheMib * 1024}`)
     cachePreparedStatements(this.client, this.size)
     return adapter
   }

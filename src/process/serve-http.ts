@@ -27,9 +27,11 @@ export async function serveHttp(
   tracing: Tracing | null = null,
 ) {
   const metrics = createMetrics()
-  const database = await openDatabase(env.DATABASE_URL, { timeouts: databaseTimeouts(env), onQueryEvent: metrics.observeQuery }).catch(
-    (error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)),
-  )
+  const database = await openDatabase(env.DATABASE_URL, {
+    timeouts: databaseTimeouts(env),
+    sqliteCacheMib: env.SQLITE_CACHE_MIB,
+    onQueryEvent: metrics.observeQuery,
+  }).catch((error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)))
   const deps = createDeps(database, env, { logger })
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
   const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
