@@ -56,7 +56,9 @@ export function databaseTimeouts(env: Env): DatabaseTimeouts {
   }
 }
 
-const defaultTimeouts = databaseTimeouts(parseEnv({}))
+/** The configuration's defaults: what openDatabase uses for what its caller does not give. */
+const defaultEnv = parseEnv({})
+const defaultTimeouts = databaseTimeouts(defaultEnv)
 
 /**
  * The client gives up this much after statement_timeout: a live server cancels first (SQLSTATE
@@ -254,9 +256,6 @@ export interface OpenOptions {
   sqliteCacheMib?: number
 }
 
-/** SQLite's page cache, MiB: 8 unless SQLITE_CACHE_MIB says otherwise (docs/operations.md, "Memory"). */
-const DEFAULT_SQLITE_CACHE_MIB = parseEnv({}).SQLITE_CACHE_MIB
-
 export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url)
   const log = options.onQuery || options.onQueryEvent ? [{ emit: 'event' as const, level: 'query' as const }] : []
@@ -271,7 +270,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   // finished CLI command alive for DB_IDLE_TIMEOUT_MS (10 s). Closing ends the pool too.
   let endPool = async () => {}
   if (target.kind === 'sqlite') {
-    const cacheMib = options.sqliteCacheMib ?? DEFAULT_SQLITE_CACHE_MIB
+    const cacheMib = options.sqliteCacheMib ?? defaultEnv.SQLITE_CACHE_MIB
     if (!Number.isInteger(cacheMib) || cacheMib < 1) throw new Error(`sqliteCacheMib: a whole number of MiB, at least 1 (got ${cacheMib})`)
     // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
     // The page cache lives in this process, where PostgreSQL's lives in the server: 8 MiB by default,
