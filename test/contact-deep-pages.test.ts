@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { Prisma } from '../src/generated/sqlite/client.js'
-import { contactListStatement, listContacts } from '../src/messaging/contact-list.js'
+import { contactListStatement, FORWARD_ONLY_SKIP, listContacts } from '../src/messaging/contact-list.js'
 import { prismaPage } from './kit/contact-pages.js'
 import { pageRequest } from '../src/messaging/paging.js'
 import type { ContactInput } from '../src/messaging/contacts.js'
@@ -62,9 +62,9 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
   const expected = (list: List, page: number, perPage: number, search = '') =>
     prismaPage(kit.db, list, { page, perPage, search }, ['firstName', 'familyName'])
 
-  async function actual(list: List, page: number, perPage: number, search = '') {
+  async function actual(list: List, page: number, perPage: number, search = '', forwardOnlyUpTo?: number) {
     const request = pageRequest({ page, perPage, search })
-    const { rows, total } = await listContacts(kit.deps, { accountId: list.accountId, groupId: list.groupId, request }, [
+    const { rows, total } = await listContacts(kit.deps, { accountId: list.accountId, groupId: list.groupId, request, forwardOnlyUpTo }, [
       'id',
       'firstName',
       'familyName',
@@ -72,7 +72,11 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     return { rows, total }
   }
 
-  /** Every page of the list, and two past its end, against Prisma's findMany and count. */
+  /**
+   * Every page of the list, and two past its end, against Prisma's findMany and count: each page
+   * as the service reads it (these lists are short enough to be read forward only) and from its
+   * nearer end (forwardOnlyUpTo -1: both branches in every statement).
+   */
   async function expectEveryPage(list: List, perPage: number, search = '') {
     const { total } = await expected(list, 1, perPage, search)
     const pageCount = Math.ceil(total / perPage)
@@ -80,6 +84,10 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
       const want = await expected(list, page, perPage, search)
       const got = await actual(list, page, perPage, search)
       expect(got, `${list.name}, page ${page} of ${pageCount}, perPage ${perPage}, search "${search}"`).toEqual(want)
+      const nearerEnd = await actual(list, page, perPage, search, -1)
+      expect(nearerEnd, `${list.name}, page ${page} of ${pageCount}, perPage ${perPage}, search "${search}", from the nearer end`).toEqual(
+        want,
+      )
       if (page > pageCount) expect(got.rows).toEqual([])
     }
   }
@@ -115,35 +123,39 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
     await expectEveryPage(list, 7)
   })
 
+  /** The scans of a table under one UNION ALL branch of the plan (its subquery alias): rows read and times started. */
+  function scans(plan: PlanNode, alias: 'f' | 'b', table = 'Contact'): { rows: number; loops: number }[] {
+    const branch = find(plan, (n) => n['Node Type'] === 'Subquery Scan' && n.Alias === alias)
+    if (!branch) throw new Error(`no branch ${alias} in ${JSON.stringify(plan)}`)
+    const found: { rows: number; loops: number }[] = []
+    walk(branch, (n) => {
+      if (n['Relation Name'] === table) found.push({ rows: n['Actual Rows']!, loops: n['Actual Loops']! })
+    })
+    return found
+  }
+  /** The statement's plan, run; forwardOnlyUpTo -1 (by default here): every page from its nearer end; 'service': as listContacts reads it. */
+  async function plan(page: number, perPage: number, list: List = big, forwardOnlyUpTo: number | 'service' = -1): Promise<PlanNode> {
+    const statement = contactListStatement(
+      'postgresql',
+      {
+        accountId: list.accountId,
+        groupId: list.groupId,
+        request: pageRequest({ page, perPage }),
+        forwardOnlyUpTo: forwardOnlyUpTo === 'service' ? undefined : forwardOnlyUpTo,
+      },
+      ['id'],
+    )
+    return kit.db.$transaction(async (tx) => {
+      // A table this small is cheaper to scan and sort; the walk on the index is what is checked.
+      await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off')
+      await tx.$executeRawUnsafe('SET LOCAL enable_bitmapscan = off')
+      const [row] = await tx.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`)
+      return row!['QUERY PLAN'][0].Plan
+    })
+  }
   it.runIf(target.name === 'postgresql')(
     'walks the account’s index, and a group’s, from the nearer end and never starts the other walk',
     async () => {
-      /** The scans of a table under one UNION ALL branch of the plan (its subquery alias): rows read and times started. */
-      function scans(plan: PlanNode, alias: 'f' | 'b', table = 'Contact'): { rows: number; loops: number }[] {
-        const branch = find(plan, (n) => n['Node Type'] === 'Subquery Scan' && n.Alias === alias)
-        if (!branch) throw new Error(`no branch ${alias} in ${JSON.stringify(plan)}`)
-        const found: { rows: number; loops: number }[] = []
-        walk(branch, (n) => {
-          if (n['Relation Name'] === table) found.push({ rows: n['Actual Rows']!, loops: n['Actual Loops']! })
-        })
-        return found
-      }
-      async function plan(page: number, perPage: number, list: List = big): Promise<PlanNode> {
-        const statement = contactListStatement(
-          'postgresql',
-          { accountId: list.accountId, groupId: list.groupId, request: pageRequest({ page, perPage }) },
-          ['id'],
-        )
-        return kit.db.$transaction(async (tx) => {
-          // A table this small is cheaper to scan and sort; the walk on the index is what is checked.
-          await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off')
-          await tx.$executeRawUnsafe('SET LOCAL enable_bitmapscan = off')
-          const [row] = await tx.$queryRaw<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
-            Prisma.sql`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
-          )
-          return row!['QUERY PLAN'][0].Plan
-        })
-      }
       // Page 1 and page 6 of 14 (50 rows before it, 77 after): forward, reading skip + perPage entries.
       for (const [page, read] of [
         [1, 10],
@@ -178,6 +190,39 @@ describe.each(targets)('contact list pages from either end on $name', (target) =
       for (const p of [groupPage2, groupLast]) expect([...scans(p, 'f'), ...scans(p, 'b')]).toEqual([])
     },
   )
+
+  it.runIf(target.name === 'postgresql')(
+    'reads a page within FORWARD_ONLY_SKIP rows of the front forward only: no reversed walk in its statement',
+    async () => {
+      const hasBranch = (p: PlanNode, alias: string) =>
+        find(p, (n) => n['Node Type'] === 'Subquery Scan' && n.Alias === alias) !== undefined
+      /** Every walk of the list's index in the plan (the primary key's lookups of the page's rows aside). */
+      const walks = (p: PlanNode, table: string) => {
+        const found: { rows: number; loops: number; direction?: string }[] = []
+        walk(p, (n) => {
+          if (n['Relation Name'] === table && n['Index Name'] !== `${table}_pkey`)
+            found.push({ rows: n['Actual Rows']!, loops: n['Actual Loops']!, direction: n['Scan Direction'] })
+        })
+        return found
+      }
+      expect(FORWARD_ONLY_SKIP).toBeGreaterThanOrEqual(130)
+      // Page 1; page 14 of 14 (its last), which the nearer-end statement reads backward; a group's last.
+      for (const [page, read, list] of [
+        [1, 10, big],
+        [14, 137, big],
+        [5, 46, bigGroup],
+      ] as const) {
+        const p = await plan(page, 10, list, 'service')
+        const what = `page ${page} of ${list.name}`
+        expect(hasBranch(p, 'b'), what).toBe(false)
+        expect(walks(p, list.groupId ? 'Membership' : 'Contact'), what).toEqual([{ rows: read, loops: 1, direction: 'Forward' }])
+      }
+      // Past the bound the statement walks from the nearer end again (both branches in it).
+      const far = await plan(14, 10, big, 129)
+      expect(hasBranch(far, 'b')).toBe(true)
+      expect(scans(far, 'f')).toEqual([{ rows: 0, loops: 0 }])
+    },
+  )
 })
 
 interface PlanNode {
@@ -186,6 +231,8 @@ interface PlanNode {
   'Relation Name'?: string
   'Actual Rows'?: number
   'Actual Loops'?: number
+  'Index Name'?: string
+  'Scan Direction'?: string
   Plans?: PlanNode[]
 }
 

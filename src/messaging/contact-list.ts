@@ -63,6 +63,12 @@ export interface ContactList {
    */
   candidatesFirst?: boolean
   /**
+   * A list without a search: a page whose skip is at most this is read forward only, without the
+   * walk from the far end (FORWARD_ONLY_SKIP by default; the tests set less, to walk short lists
+   * from either end).
+   */
+  forwardOnlyUpTo?: number
+  /**
    * A search: read this many matches before and after the page as well (its window, so that a
    * remembered page can follow changes). Every row of the statement then carries "windowId",
    * "windowKey1" and "windowKey2"; only the page's rows carry the columns.
@@ -298,7 +304,7 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
       : Prisma.sql`SELECT "id", "firstNameKey", "familyNameKey" FROM "Contact" WHERE "accountId" = ${accountId}`
     sql = Prisma.sql`WITH t AS (SELECT COALESCE((SELECT "total" FROM "ListTotal" WHERE "listId" = ${groupId ?? accountId}), 0) AS "total")
       SELECT t."total", p.* FROM t
-      LEFT JOIN (SELECT ${selected} FROM (${fromNearerEnd(kind, ids, request)}) ids
+      LEFT JOIN (SELECT ${selected} FROM (${fromNearerEnd(kind, ids, request, list.forwardOnlyUpTo)}) ids
         JOIN "Contact" c ON c."id" = ids."id") p ON 1 = 1
       ORDER BY p."sortKey1", p."sortKey2", p."id"`
   } else {
@@ -353,6 +359,13 @@ export function matchingContacts(
 }
 
 /**
+ * A page that starts this near the front is read forward only: skipping up to 1,000 index entries
+ * costs less than PostgreSQL's planning of the reversed branch, about a fifth of the statement's
+ * time on page 1 (docs/performance.md, "Early pages read forward only").
+ */
+export const FORWARD_ONLY_SKIP = 1000
+
+/**
  * The ids of the page, walked from whichever end of the list is nearer: a B-tree has no positions,
  * so OFFSET n reads n index entries (and, on PostgreSQL, checks n rows' visibility until VACUUM has
  * marked their pages all-visible). Past the middle, the same rows are the page
@@ -361,9 +374,18 @@ export function matchingContacts(
  * The total is the list's counter "t", read in the same statement and snapshot, so it is the exact
  * row count. Both branches are in the statement; the one whose condition fails stops at its
  * one-time filter without reading the list. Only the number parameters are computed here.
+ * Either branch alone gives the same rows, so a page within `forwardOnlyUpTo` rows of the front
+ * (ContactList.forwardOnlyUpTo) has the forward branch alone.
  */
-function fromNearerEnd(kind: DatabaseKind, ids: Prisma.Sql, request: Pick<PageRequest, 'skip' | 'perPage'>): Prisma.Sql {
+function fromNearerEnd(
+  kind: DatabaseKind,
+  ids: Prisma.Sql,
+  request: Pick<PageRequest, 'skip' | 'perPage'>,
+  forwardOnlyUpTo = FORWARD_ONLY_SKIP,
+): Prisma.Sql {
   const { skip, perPage } = request
+  if (skip <= forwardOnlyUpTo)
+    return Prisma.sql`SELECT "id" FROM (SELECT "id" FROM (${ids}) l ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${perPage} OFFSET ${skip}) f`
   const atLeastZero = (value: Prisma.Sql) => (kind === 'sqlite' ? Prisma.sql`MAX(${value}, 0)` : Prisma.sql`GREATEST(${value}, 0)`)
   const total = Prisma.sql`(SELECT "total" FROM t)`
   // Forward when the rows before the page are no more than the rows after it.
