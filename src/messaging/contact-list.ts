@@ -360,8 +360,8 @@ export function matchingContacts(
 
 /**
  * A page that starts this near the front is read forward only: skipping up to 1,000 index entries
- * costs less than PostgreSQL's planning of the reversed branch, about a fifth of the statement's
- * time on page 1 (docs/performance.md, "Early pages read forward only").
+ * costs less than PostgreSQL's planning of the reversed branch, about a third of its planning of
+ * page 1 (docs/performance.md, "Early pages read forward only").
  */
 export const FORWARD_ONLY_SKIP = 1000
 
