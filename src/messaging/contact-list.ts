@@ -384,8 +384,10 @@ function fromNearerEnd(
   forwardOnlyUpTo = FORWARD_ONLY_SKIP,
 ): Prisma.Sql {
   const { skip, perPage } = request
-  if (skip <= forwardOnlyUpTo)
-    return Prisma.sql`SELECT "id" FROM (SELECT "id" FROM (${ids}) l ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${perPage} OFFSET ${skip}) f`
+  const walkForward = (where: Prisma.Sql, limit: Prisma.Sql) =>
+    Prisma.sql`SELECT "id" FROM (SELECT "id" FROM (${ids}) l ${where}
+        ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${limit} OFFSET ${skip}) f`
+  if (skip <= forwardOnlyUpTo) return walkForward(Prisma.empty, Prisma.sql`${perPage}`)
   const atLeastZero = (value: Prisma.Sql) => (kind === 'sqlite' ? Prisma.sql`MAX(${value}, 0)` : Prisma.sql`GREATEST(${value}, 0)`)
   const total = Prisma.sql`(SELECT "total" FROM t)`
   // Forward when the rows before the page are no more than the rows after it.
@@ -402,8 +404,7 @@ function fromNearerEnd(
   const back = guarded(Prisma.sql`NOT (${forward})`)
   // The reversed walk ends at the page's last row; when that is the list's last, shorter page the
   // outer LIMIT trims the rows before the page.
-  return Prisma.sql`SELECT "id" FROM (SELECT "id" FROM (${ids}) l ${ahead.where}
-        ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${ahead.limit} OFFSET ${skip}) f
+  return Prisma.sql`${walkForward(ahead.where, ahead.limit)}
       UNION ALL
       SELECT "id" FROM (SELECT "id", "firstNameKey", "familyNameKey" FROM (SELECT "id", "firstNameKey", "familyNameKey" FROM (${ids}) l ${back.where}
           ORDER BY "firstNameKey" DESC, "familyNameKey" DESC, "id" DESC LIMIT ${back.limit} OFFSET ${atLeastZero(Prisma.sql`${total} - ${skip + perPage}`)}) r
