@@ -19,10 +19,11 @@
 //   pg_trgm GIN on PostgreSQL (the planner uses it for the LIKE itself). SQLite's planner reads the
 //   account's contacts and checks each against the candidates; for a big account and a rare term
 //   the candidates drive the read instead (searchIndexFirst).
-// - An account's search of 1,000 matches or more is remembered (remembered-searches.ts): the same
-//   page again reads its 25 rows by id, with a condition, in the same snapshot, that the account's
-//   contacts have not changed since; if they have, the page and total follow the changes (one
-//   statement more), or, when they cannot, the search runs in full.
+// - A search of 1,000 matches or more is remembered (remembered-searches.ts): the same page again
+//   reads its 25 rows by id, with a condition, in the same snapshot, that the account's contacts
+//   (and a group's members) have not changed since; if they have, an account's page and total
+//   follow the changes (one statement more), or, when they cannot (a group's), the search runs in
+//   full.
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
@@ -42,7 +43,10 @@ import {
   rememberedTotal,
   rememberPage,
   rememberTotal,
+  stillFresh,
   WINDOW_MARGIN,
+  type ListOf,
+  type SearchOf,
 } from './remembered-searches.js'
 
 export type ContactListColumn = Exclude<ContactColumn, 'searchText'>
@@ -120,19 +124,21 @@ export async function listContacts(
   const { db, dbKind: kind } = deps
   const read = readDirect(deps)
   const { searchKey, skip, perPage } = list.request
-  const search = searchKey && !list.groupId ? { accountId: list.accountId, searchKey, page: `${skip}:${perPage}` } : undefined
+  const search = searchKey
+    ? { accountId: list.accountId, ...(list.groupId ? { groupId: list.groupId } : {}), searchKey, page: `${skip}:${perPage}` }
+    : undefined
   const known = search && rememberedPage(db, search)
   if (search && known) {
     let page = known
     for (let followed = false; ; followed = true) {
-      const rows = await read(rememberedPageStatement(kind, list.accountId, page.mark, page.ids, columns))
+      const rows = await read(rememberedPageStatement(kind, search, page.mark, page.ids, columns))
       const found = rows.filter((row) => row.id !== null && row.id !== undefined)
       if (Number(rows[0]?.fresh) === 1) {
         if (found.length === page.ids.length) return { rows: found.map((raw) => listRow(raw, columns)), total: page.total, counted: false }
         break
       }
-      // Changed since: the window follows the changes once (a change between the two statements
-      // runs the search in full).
+      // Changed since: an account's window follows the changes once (a change between the two
+      // statements runs the search in full); a group's search runs in full.
       const next = !followed && (await followPage(read, { db, kind }, search, page, { skip, take: perPage }))
       if (!next) break
       page = next
@@ -142,9 +148,10 @@ export async function listContacts(
   if (kind === 'sqlite' && searchKey && isTrigramTerm(searchKey) && list.candidatesFirst === undefined) {
     list = { ...list, candidatesFirst: await searchIndexFirst(read, list.accountId, searchKey) }
   }
-  // An account's search reads its page's window with it, to be remembered.
-  const before = search ? Math.min(skip, WINDOW_MARGIN) : 0
-  if (search) list = { ...list, margin: { before, after: WINDOW_MARGIN } }
+  // An account's search reads its page's window with it, to be remembered and followed.
+  const followed = search && !search.groupId
+  const before = followed ? Math.min(skip, WINDOW_MARGIN) : 0
+  if (followed) list = { ...list, margin: { before, after: WINDOW_MARGIN } }
   const result = await read(contactListStatement(kind, list, columns))
   const total = Number(result[0]?.total ?? 0)
   // The account's size, for the next search's plan (searchIndexFirst): the all-contacts list's
@@ -166,26 +173,29 @@ export async function listContacts(
       total,
       result[0]?.mark,
       rows.map((row) => row.id as string),
-      { start: skip - before, entries },
+      followed ? { start: skip - before, entries } : undefined,
     )
   }
   return { rows, total, counted: true }
 }
 
 /**
- * The exact total of an account's search without a page (the Relay connection's totalCount). It is
- * remembered as the pages' totals are, and shares them: a total of 1,000 matches or more, counted
- * here or by a page of the same search, is answered again after one statement that checks that
- * nothing that could change the matches has happened since its count. `counted` is false then.
+ * The exact total of a search of an account's contacts or a group's, without a page (the Relay
+ * connection's totalCount). It is remembered as the pages' totals are, and shares them: a total of
+ * 1,000 matches or more, counted here or by a page of the same search, is answered again after one
+ * statement that checks that nothing that could change the matches has happened since its count
+ * (an account's: or follows the changes since). `counted` is false then.
  */
 export async function searchTotal(
   deps: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
-  search: { accountId: string; searchKey: string },
+  search: SearchOf,
 ): Promise<{ total: number; counted: boolean }> {
   const { db, dbKind: kind } = deps
   const read = readDirect(deps)
   const known = rememberedTotal(db, search)
-  if (known) {
+  if (known && search.groupId) {
+    if (await stillFresh(read, kind, search, known.mark)) return { total: known.total, counted: false }
+  } else if (known) {
     // Unchanged, or the changes since followed: one statement either way.
     const next = await followChanges(read, kind, search, known)
     if (next) {
@@ -196,7 +206,7 @@ export async function searchTotal(
   const candidatesFirst =
     kind === 'sqlite' && isTrigramTerm(search.searchKey) ? await searchIndexFirst(read, search.accountId, search.searchKey) : undefined
   const [row] = await read(
-    Prisma.sql`SELECT COUNT(*) AS "total", ${changeMark(kind, search.accountId)} AS "mark" FROM (${matchingContacts(kind, { ...search, candidatesFirst })}) m`,
+    Prisma.sql`SELECT COUNT(*) AS "total", ${changeMark(kind, search)} AS "mark" FROM (${matchingContacts(kind, { ...search, candidatesFirst })}) m`,
   )
   const total = Number(row?.total ?? 0)
   rememberTotal(db, search, total, row?.mark)
@@ -219,13 +229,13 @@ function selectedColumns(columns: readonly ContactListColumn[]) {
 }
 
 /**
- * A remembered page of an account's search: its contacts by id, in the list's order, and "fresh"
+ * A remembered page of a search: its contacts by id, in the list's order, and "fresh"
  * (1 when nothing that could change the matches has happened since `mark`), in one snapshot. The
  * rows come only when fresh.
  */
 function rememberedPageStatement(
   kind: DatabaseKind,
-  accountId: string,
+  list: ListOf,
   mark: string,
   ids: readonly string[],
   columns: readonly ContactListColumn[],
@@ -233,8 +243,8 @@ function rememberedPageStatement(
   const selected = selectedColumns(columns)
   // By primary key: unary + keeps SQLite from reading the account's index instead.
   const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
-  return Prisma.sql`SELECT t."fresh", p.* FROM (${freshSince(kind, accountId, mark)}) t
-    LEFT JOIN (SELECT ${selected} FROM "Contact" c WHERE c."id" IN (${jsonTexts(kind, ids)}) AND ${account} = ${accountId}) p ON t."fresh" = 1
+  return Prisma.sql`SELECT t."fresh", p.* FROM (${freshSince(kind, list, mark)}) t
+    LEFT JOIN (SELECT ${selected} FROM "Contact" c WHERE c."id" IN (${jsonTexts(kind, ids)}) AND ${account} = ${list.accountId}) p ON t."fresh" = 1
     ORDER BY p."sortKey1", p."sortKey2", p."id"`
 }
 
@@ -312,8 +322,8 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
     const accountTotal =
       kind === 'sqlite' ? Prisma.sql`, (SELECT "total" FROM "ListTotal" WHERE "listId" = ${accountId}) AS "accountTotal"` : Prisma.empty
     const matching = matchingContacts(kind, { accountId, groupId, searchKey: request.searchKey, candidatesFirst: list.candidatesFirst })
-    // An account's search says what its count saw, so that it can be remembered.
-    const mark = groupId ? Prisma.empty : Prisma.sql`, ${changeMark(kind, accountId)} AS "mark"`
+    // The search says what its count saw, so that it can be remembered.
+    const mark = Prisma.sql`, ${changeMark(kind, { accountId, ...(groupId ? { groupId } : {}) })} AS "mark"`
     // The page's rows with their columns; with a margin, the window's other rows carry only their
     // id and sort keys (the CASE gives their lookup no key, so no contact row is read for them).
     const rowsOf = (source: Prisma.Sql) =>

@@ -99,7 +99,7 @@ export async function searchPageIds(
   const forward = !page.until && !page.backward
   const found = await read(
     Prisma.sql`WITH matched AS MATERIALIZED (${matching})
-      SELECT t."total", t."mark", p."id", p."firstNameKey", p."familyNameKey" FROM (SELECT COUNT(*) AS "total", ${changeMark(kind, page.accountId)} AS "mark" FROM matched) t
+      SELECT t."total", t."mark", p."id", p."firstNameKey", p."familyNameKey" FROM (SELECT COUNT(*) AS "total", ${changeMark(kind, { accountId: page.accountId })} AS "mark" FROM matched) t
       LEFT JOIN (SELECT "id", "firstNameKey", "familyNameKey" FROM matched WHERE ${bound} ${order} LIMIT ${page.take + (forward ? WINDOW_MARGIN : 0)}) p ON 1 = 1
       ORDER BY p."firstNameKey" ${direction}, p."familyNameKey" ${direction}, p."id" ${direction}`,
   )

@@ -22,6 +22,11 @@
 // Under an unchanged mark the matches are the same contacts with the same search text and sort keys
 // (the triggers log a change of either): each page holds the same ids in the same order.
 //
+// A group's search is remembered the same way, under a mark that also covers the group's members
+// (migration group_search_marks): a page again is one statement while neither the account's
+// contacts nor the group's members have changed. After a change of either it runs in full: a
+// group's changes are not followed.
+//
 // The mark:
 // - SQLite: the account's "changes" in "ListTotal", a counter the triggers raise on every insert
 //   and delete of a contact and every change of its search text, sort keys or account; each edit
@@ -29,6 +34,10 @@
 // - PostgreSQL: the count's snapshot (pg_current_snapshot()). Each edit row holds its transaction
 //   id; the edits since the mark are the rows visible now that the snapshot did not see. Rows are
 //   only inserted, so writers never wait for each other there.
+// - A group's search, SQLite: the account's counter and the group's (raised by every insert and
+//   delete of a membership), as "account:group". PostgreSQL: the same snapshot; the group's members
+//   are unchanged while the transaction id its "ListTotal" row holds (the last to insert or delete
+//   members) is one the snapshot saw.
 import type { Db } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
 import type { Deps } from '../deps.js'
@@ -92,9 +101,14 @@ interface RememberedSearch extends SearchCount {
   pages: Map<string, RememberedPage>
 }
 
-/** Which search: an account's contacts, with a term. */
-export interface SearchOf {
+/** Which list: an account's contacts, or a group's members (of that account). */
+export interface ListOf {
   accountId: string
+  groupId?: string
+}
+
+/** Which search: an account's contacts or a group's, with a term. */
+export interface SearchOf extends ListOf {
   searchKey: string
 }
 
@@ -105,9 +119,9 @@ export interface SearchPage extends SearchOf {
 
 // Per database handle: a process that opens two databases (the tests) keeps them apart.
 const remembered = new WeakMap<Db, Map<string, RememberedSearch>>()
-const keyOf = (search: SearchOf) => `${search.accountId}\n${search.searchKey}`
+const keyOf = (search: SearchOf) => `${search.accountId}\n${search.groupId ?? ''}\n${search.searchKey}`
 
-/** The remembered page of an account's search, if young enough to be checked. */
+/** The remembered page of a search, if young enough to be checked. */
 export function rememberedPage(db: Db, page: SearchPage, now = performance.now()): RememberedPage | undefined {
   const found = remembered.get(db)?.get(keyOf(page))?.pages.get(page.page)
   return found && now - found.at < REMEMBERED_MAX_AGE_MS ? found : undefined
@@ -139,7 +153,7 @@ export function forgetPage(db: Db, page: SearchPage) {
   remembered.get(db)?.get(keyOf(page))?.pages.delete(page.page)
 }
 
-/** The remembered total of an account's search (the latest counted or followed), if young enough to be checked. */
+/** The remembered total of a search (the latest counted or followed), if young enough to be checked. */
 export function rememberedTotal(db: Db, search: SearchOf, now = performance.now()): SearchCount | undefined {
   const known = remembered.get(db)?.get(keyOf(search))
   return known && now - known.at < REMEMBERED_MAX_AGE_MS ? { total: known.total, mark: known.mark } : undefined
@@ -171,25 +185,32 @@ function rememberedSearch(db: Db, search: SearchOf, total: number, mark: unknown
   return entry
 }
 
+/** SQLite: a list's change counter. */
+const changesOf = (listId: string) => Prisma.sql`(SELECT "changes" FROM "ListTotal" WHERE "listId" = ${listId})`
+
 /** The column (named "mark" by the caller) that says which changes a count saw. */
-export function changeMark(kind: DatabaseKind, accountId: string): Prisma.Sql {
-  return kind === 'sqlite'
-    ? Prisma.sql`(SELECT "changes" FROM "ListTotal" WHERE "listId" = ${accountId})`
-    : Prisma.sql`CAST(pg_current_snapshot() AS text)`
+export function changeMark(kind: DatabaseKind, { accountId, groupId }: ListOf): Prisma.Sql {
+  if (kind !== 'sqlite') return Prisma.sql`CAST(pg_current_snapshot() AS text)`
+  return groupId ? Prisma.sql`${changesOf(accountId)} || ':' || ${changesOf(groupId)}` : changesOf(accountId)
 }
 
-/** True when nothing that could change the account's matches has happened since `mark`. */
-function unchangedSince(kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql {
-  if (kind === 'sqlite') return Prisma.sql`${changeMark(kind, accountId)} = ${Number(mark)}`
+/** True when nothing that could change the list's matches has happened since `mark`. */
+function unchangedSince(kind: DatabaseKind, list: ListOf, mark: string): Prisma.Sql {
+  if (kind === 'sqlite') return Prisma.sql`${changeMark(kind, list)} = ${list.groupId ? mark : Number(mark)}`
+  const snapshot = Prisma.sql`CAST(${mark} AS pg_snapshot)`
   // Rows of transactions older than the snapshot's xmin were visible to it: only the later ones
   // (a range of the index) are checked against it.
-  return Prisma.sql`NOT EXISTS (SELECT 1 FROM "ContactEdit" WHERE "accountId" = ${accountId}
-      AND "txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot)) AND NOT pg_visible_in_snapshot("txid", CAST(${mark} AS pg_snapshot)))`
+  const contacts = Prisma.sql`NOT EXISTS (SELECT 1 FROM "ContactEdit" WHERE "accountId" = ${list.accountId}
+      AND "txid" >= pg_snapshot_xmin(${snapshot}) AND NOT pg_visible_in_snapshot("txid", ${snapshot}))`
+  if (!list.groupId) return contacts
+  // No id: no member inserted or deleted since the migration. No row: the group is gone.
+  return Prisma.sql`${contacts} AND EXISTS (SELECT 1 FROM "ListTotal" WHERE "listId" = ${list.groupId}
+      AND ("txid" IS NULL OR pg_visible_in_snapshot("txid", ${snapshot})))`
 }
 
-/** One row, "fresh": 1 when nothing that could change the account's matches has happened since `mark`. */
-export const freshSince = (kind: DatabaseKind, accountId: string, mark: string): Prisma.Sql =>
-  Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, accountId, mark)} THEN 1 ELSE 0 END AS "fresh"`
+/** One row, "fresh": 1 when nothing that could change the list's matches has happened since `mark`. */
+export const freshSince = (kind: DatabaseKind, list: ListOf, mark: string): Prisma.Sql =>
+  Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, list, mark)} THEN 1 ELSE 0 END AS "fresh"`
 
 /** True when nothing has changed the search's matches since `mark` (one statement). */
 export async function stillFresh(
@@ -198,7 +219,7 @@ export async function stillFresh(
   search: SearchOf,
   mark: string,
 ): Promise<boolean> {
-  const [row] = await read(freshSince(kind, search.accountId, mark))
+  const [row] = await read(freshSince(kind, search, mark))
   return Number(row?.fresh) === 1
 }
 
@@ -232,6 +253,8 @@ export async function followChanges(
   window?: SearchWindow,
 ): Promise<(SearchCount & { window?: SearchWindow }) | undefined> {
   const { accountId } = search
+  // A group's changes are not followed.
+  if (search.groupId) return undefined
   if (window && !window.after && window.start > 0 && window.entries.length === 0) return undefined
   const like = `%${search.searchKey}%`
   // The window's bounds: inclusive for an offset window, none at the list's start or end; a cursor
@@ -259,7 +282,7 @@ export async function followChanges(
         ${bounds.length ? flag(Prisma.join(bounds, ' AND ')) : Prisma.sql`1`} AS "inBounds"
       FROM ch LEFT JOIN "Contact" c ON c."id" = ch."contactId" AND ${account} = ${accountId}),
     s AS (SELECT (SELECT COUNT(*) FROM e) AS "edits", COALESCE(SUM("now"), 0) - COALESCE(SUM("was"), 0) AS "gained",
-        COALESCE(SUM("now" * "nowBefore"), 0) - COALESCE(SUM("was" * "wasBefore"), 0) AS "shift", ${changeMark(kind, accountId)} AS "mark"
+        COALESCE(SUM("now" * "nowBefore"), 0) - COALESCE(SUM("was" * "wasBefore"), 0) AS "shift", ${changeMark(kind, { accountId })} AS "mark"
         ${kind === 'sqlite' ? Prisma.sql`, (SELECT MIN("change") FROM e) AS "first"` : Prisma.empty} FROM d)`
   const statement = window
     ? // The window's matches not written since (so still matching, where they were), and the written
