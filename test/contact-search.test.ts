@@ -12,6 +12,7 @@ import { createGroup } from '../src/messaging/groups.js'
 import { parseContacts } from '../src/messaging/contacts.js'
 import { upsertContacts } from '../src/messaging/upsert-contacts.js'
 import { isTrigramTerm, listContacts } from '../src/messaging/contact-list.js'
+import { contactListTotal } from '../src/messaging/list-totals.js'
 import { prismaPage } from './kit/contact-pages.js'
 import { pageRequest } from '../src/messaging/paging.js'
 
@@ -89,10 +90,15 @@ describe.each(targets)('contact search on $name is exactly the substring match',
   const reference = (search: string, page: number, perPage: number, group?: string) =>
     prismaPage(kit.db, { accountId, groupId: group }, { search, page, perPage }, ['firstName'])
 
-  /** candidatesFirst: SQLite's plan driven by the search index's candidates (set by listContacts for big accounts). */
-  async function indexed(search: string, page: number, perPage: number, group?: string, candidatesFirst?: boolean) {
+  /**
+   * plan: what drives the read, as listContacts chooses it on SQLite (searchPlan): the account's
+   * contacts, the search index's candidates (a big account), the group's members (a small group).
+   * None: listContacts chooses.
+   */
+  async function indexed(search: string, page: number, perPage: number, group?: string, plan?: 'account' | 'candidates' | 'members') {
     const request = pageRequest({ search, page, perPage })
-    const { rows, total } = await listContacts(kit.deps, { accountId, groupId: group, request, candidatesFirst }, ['id', 'firstName'])
+    const chosen = plan ? { candidatesFirst: plan === 'candidates', membersFirst: plan === 'members' } : {}
+    const { rows, total } = await listContacts(kit.deps, { accountId, groupId: group, request, ...chosen }, ['id', 'firstName'])
     return { rows, total }
   }
 
@@ -116,14 +122,11 @@ describe.each(targets)('contact search on $name is exactly the substring match',
         fc.integer({ min: 1, max: 3 }),
         fc.constantFrom(1, 7, 100),
         fc.boolean(),
-        fc.boolean(),
-        async (search, page, perPage, inGroup, candidatesFirst) => {
+        fc.constantFrom('account' as const, 'candidates' as const, 'members' as const, undefined),
+        async (search, page, perPage, inGroup, plan) => {
           if (!search.trim()) return
           const group = inGroup ? groupId : undefined
-          const [want, got] = await Promise.all([
-            reference(search, page, perPage, group),
-            indexed(search, page, perPage, group, candidatesFirst),
-          ])
+          const [want, got] = await Promise.all([reference(search, page, perPage, group), indexed(search, page, perPage, group, plan)])
           expect(got.total, `search ${JSON.stringify(search)}`).toBe(want.total)
           expect(got.rows, `search ${JSON.stringify(search)}`).toEqual(want.rows)
           if (want.total > 0) withHits++
@@ -136,6 +139,42 @@ describe.each(targets)('contact search on $name is exactly the substring match',
     expect(withHits).toBeGreaterThan(50)
     expect(indexedTerms).toBeGreaterThan(40)
   })
+
+  it.runIf(target.name === 'sqlite')(
+    'reads a small group’s search from its members, and a rare term from the search index (SQLite)',
+    async () => {
+      // 390 contacts off the group and 10 on it: reading 10 members (MEMBER_COST each) costs less than scanning 400 contacts.
+      const s = await kit
+        .seed()
+        .account()
+        .contacts(390, (i) => ({ firstName: `Ibis ${String(i).padStart(4, '0')}` }))
+        .group()
+        .contacts(10, (i) => ({ firstName: `Ibis Member ${i}` }))
+      const big = await createGroup(kit.deps, s.account.id, { name: 'Twenty' })
+      const twenty = s.contacts.slice(0, 20).map((c) => ({ mobile: c.mobile, firstName: c.firstName }))
+      await upsertContacts(kit.deps, s.account.id, parseContacts(twenty, 'KE'), big.group.id)
+      /** The page as listContacts plans it, against Prisma's; and how the statement read the list. */
+      const planned = async (group: string, search: string) => {
+        kit.statements.length = 0
+        const request = pageRequest({ search, page: 1, perPage: 5 })
+        const got = await listContacts(kit.deps, { accountId: s.account.id, groupId: group, request }, ['id', 'firstName'])
+        const page = kit.statements.at(-1)!
+        const want = await prismaPage(kit.db, { accountId: s.account.id, groupId: group }, { search, page: 1, perPage: 5 }, ['firstName'])
+        expect({ rows: got.rows, total: got.total }, search).toEqual(want)
+        return page.includes('CROSS JOIN "Contact"') ? 'members' : page.includes('+c."accountId"') ? 'candidates' : 'account'
+      }
+      // "ibis": 400 candidates in the search index, more than the 10 members cost: the members.
+      expect(await planned(s.group.id, 'ibis')).toBe('members')
+      // "member 3": one candidate, fewer than the members cost: the search index.
+      expect(await planned(s.group.id, 'member 3')).toBe('candidates')
+      // A group of 20 costs more than the account's 400: the account's contacts, as an account's search.
+      expect(await planned(big.group.id, 'ibis')).toBe('account')
+      // The total without a page (totalCount) plans the same way.
+      kit.statements.length = 0
+      expect(await contactListTotal(kit.deps, { accountId: s.account.id, groupId: s.group.id, searchKey: 'ibis' })).toBe(10)
+      expect(kit.statements.at(-1)).toContain('CROSS JOIN "Contact"')
+    },
+  )
 
   it('takes the index for terms of three characters or more and a scan below, with the same answers', async () => {
     expect(isTrigramTerm('ab')).toBe(false)

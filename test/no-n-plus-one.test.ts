@@ -92,10 +92,14 @@ describe.each(targets)('SQL statements per list request on $name', (target) => {
       const res = await kit.rest('GET', `/api/contact/group/${s.group.id}/contacts${query}`, { key: s.key })
       expect(res.status).toBe(200)
       expect(res.body.meta.total).toBe(query.includes('search') ? 10 : 30)
-      // The group (a 404 when it is not the account's), then the page with its total.
+      // The group (a 404 when it is not the account's), then the page with its total; on SQLite a
+      // search's plan reads the account's and the group's sizes first (searchPlan: a group of all
+      // the account's contacts does not read its members first, so nothing more).
       const own = listStatements()
-      expect(own).toHaveLength(2)
+      const plan = target.name === 'sqlite' && query.includes('search') ? 1 : 0
+      expect(own).toHaveLength(2 + plan)
       expect(own[0]).toMatch(/[`"]Group[`"]/)
+      if (plan) expect(own[1]).toMatch(/FROM "ListTotal"/)
     }
   })
 
