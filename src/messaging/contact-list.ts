@@ -47,6 +47,7 @@ import {
   stillFresh,
   WINDOW_MARGIN,
   type ListOf,
+  type Read,
   type SearchOf,
 } from './remembered-searches.js'
 
@@ -131,9 +132,7 @@ export async function listContacts(
   const { db, dbKind: kind } = deps
   const read = readDirect(deps)
   const { searchKey, skip, perPage } = list.request
-  const search = searchKey
-    ? { accountId: list.accountId, ...(list.groupId ? { groupId: list.groupId } : {}), searchKey, page: `${skip}:${perPage}` }
-    : undefined
+  const search = searchKey ? { accountId: list.accountId, groupId: list.groupId, searchKey, page: `${skip}:${perPage}` } : undefined
   const known = search && rememberedPage(db, search)
   if (search && known) {
     let page = known
@@ -279,8 +278,6 @@ async function searchIndexFirst(read: Read, accountId: string, searchKey: string
   return fewerCandidates(read, searchKey, Math.ceil(contacts / CANDIDATE_COST))
 }
 
-type Read = (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>
-
 /** True when the search index holds fewer than `cap` candidates for the term (counted up to `cap`). */
 async function fewerCandidates(read: Read, searchKey: string, cap: number) {
   const [found] = await read(
@@ -372,7 +369,7 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
       membersFirst: list.membersFirst,
     })
     // The search says what its count saw, so that it can be remembered.
-    const mark = Prisma.sql`, ${changeMark(kind, { accountId, ...(groupId ? { groupId } : {}) })} AS "mark"`
+    const mark = Prisma.sql`, ${changeMark(kind, list)} AS "mark"`
     // The page's rows with their columns; with a margin, the window's other rows carry only their
     // id and sort keys (the CASE gives their lookup no key, so no contact row is read for them).
     const rowsOf = (source: Prisma.Sql) =>

@@ -15,6 +15,5 @@ export async function contactListTotal(
     const row = await db.listTotal.findUnique({ where: { listId: list.groupId ?? list.accountId }, select: { total: true } })
     return row?.total ?? 0
   }
-  const { accountId, groupId, searchKey } = list
-  return (await searchTotal(deps, { accountId, ...(groupId ? { groupId } : {}), searchKey })).total
+  return (await searchTotal(deps, list)).total
 }

@@ -101,6 +101,9 @@ interface RememberedSearch extends SearchCount {
   pages: Map<string, RememberedPage>
 }
 
+/** A statement's reader (readDirect in contact-list.ts). */
+export type Read = (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>
+
 /** Which list: an account's contacts, or a group's members (of that account). */
 export interface ListOf {
   accountId: string
@@ -213,12 +216,7 @@ export const freshSince = (kind: DatabaseKind, list: ListOf, mark: string): Pris
   Prisma.sql`SELECT CASE WHEN ${unchangedSince(kind, list, mark)} THEN 1 ELSE 0 END AS "fresh"`
 
 /** True when nothing has changed the search's matches since `mark` (one statement). */
-export async function stillFresh(
-  read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
-  kind: DatabaseKind,
-  search: SearchOf,
-  mark: string,
-): Promise<boolean> {
+export async function stillFresh(read: Read, kind: DatabaseKind, search: SearchOf, mark: string): Promise<boolean> {
   const [row] = await read(freshSince(kind, search, mark))
   return Number(row?.fresh) === 1
 }
@@ -246,7 +244,7 @@ function editsSince(kind: DatabaseKind, accountId: string, mark: string): Prisma
  * writes, an edit row missing, a window with no match to hold its place).
  */
 export async function followChanges(
-  read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
+  read: Read,
   kind: DatabaseKind,
   search: SearchOf,
   count: SearchCount,
@@ -319,7 +317,7 @@ export async function followChanges(
  * offset page [skip, skip + take), or a cursor window's first `take`. Undefined when it cannot be.
  */
 export async function followPage(
-  read: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>,
+  read: Read,
   { db, kind }: { db: Db; kind: DatabaseKind },
   page: SearchPage,
   known: RememberedPage,
