@@ -158,7 +158,9 @@ describe('a replay written with the header list validated once (Microcache.repla
   it('writes the same bytes as writeHead given the list, for 200, 304 and HEAD', async () => {
     const cache = new Microcache(60_000)
     cache.addHeaders(['X-Worker', '3'])
-    cache.set(cache.key('/api/now', new Date()), answer)
+    // One instant for the entry and every lookup: the exchanges may cross a second's boundary.
+    const now = Date.now()
+    cache.set(cache.key('/api/now', new Date(now)), answer)
     let listed = 0
     const server = createServer((req, res) => {
       // A response that already holds a header list takes the other path: writeHead given a flat list.
@@ -166,7 +168,7 @@ describe('a replay written with the header list validated once (Microcache.repla
         ;(res as unknown as Record<symbol, unknown>)[OUT_HEADERS!] = undefined
         listed++
       }
-      cache.replay(cache.hit(req, Date.now())!, req, res, req.headers['x-request-id'] as string)
+      cache.replay(cache.hit(req, now)!, req, res, req.headers['x-request-id'] as string)
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as AddressInfo
@@ -197,13 +199,14 @@ describe('a replay written with the header list validated once (Microcache.repla
 
   it('leaves node the headers it looks for: an answer’s own Connection and Date are written once and obeyed', async () => {
     const cache = new Microcache(60_000)
-    cache.set(cache.key('/api/own', new Date()), {
+    const now = Date.now()
+    cache.set(cache.key('/api/own', new Date(now)), {
       ...answer,
       headers: { ...answer.headers, Date: 'Tue, 03 Mar 2026 17:30:00 GMT', 'X-After': 'a', Connection: 'close', 'X-Last': 'b' },
     })
     const server = createServer((req, res) => {
       if (req.headers['x-path'] === 'list') (res as unknown as Record<symbol, unknown>)[OUT_HEADERS!] = undefined
-      cache.replay(cache.hit(req, Date.now())!, req, res, 'id-1')
+      cache.replay(cache.hit(req, now)!, req, res, 'id-1')
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const { port } = server.address() as AddressInfo
