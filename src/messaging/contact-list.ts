@@ -110,7 +110,7 @@ export function listColumns(select: Record<string, unknown> | undefined): Contac
  * PostgreSQL (a few shapes, each parsed once per connection); where it declines or fails, through
  * Prisma, whose errors the service classifies (a busy or broken database answers 503).
  */
-export function readDirect({ db, directRead }: Pick<Deps, 'db' | 'directRead'>) {
+export function readDirect({ db, directRead }: Pick<Deps, 'db' | 'directRead'>): Read {
   return async (statement: Prisma.Sql) => {
     let rows: Record<string, unknown>[] | undefined
     if (directRead) {
