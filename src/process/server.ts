@@ -1,5 +1,6 @@
 import './heap-settings.js'
 import './next-tick-shape.js'
+import './http-shapes.js'
 import cluster from 'node:cluster'
 import { loadEnvOrExit } from '../core/env.js'
 import { createLogger } from '../core/logger.js'
