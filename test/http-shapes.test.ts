@@ -1,8 +1,6 @@
-import { execFileSync } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { debugPrintOf } from './kit/v8-print.js'
 
 /** What V8 says of an object: the size of its instances (24 bytes: no in-object field) and its mode. */
 interface Shape {
@@ -41,18 +39,7 @@ function lastExchange(withModule: boolean): { res: Shape; req: Shape } {
     print(last[1])
     agent.destroy()
     server.close()`
-  // %DebugPrint writes through C's stdio, which drops what a full non-blocking pipe refuses: a file.
-  const dir = mkdtempSync(join(tmpdir(), 'http-shapes-'))
-  const fd = openSync(join(dir, 'out'), 'w')
-  try {
-    execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], {
-      stdio: ['ignore', fd, 'pipe'],
-    })
-  } finally {
-    closeSync(fd)
-  }
-  const out = readFileSync(join(dir, 'out'), 'utf8')
-  rmSync(dir, { recursive: true })
+  const out = debugPrintOf(script)
   // Each object's own line: ` - map: 0x… <Map[376](HOLEY_ELEMENTS)> [FastProperties]`.
   const shapes = [...out.matchAll(/^ - map: \S+ <Map\[(\d+)\]\(\w+\)> \[(Fast|Dictionary)Properties\]/gm)].map((m): Shape => ({
     size: Number(m[1]),

@@ -1,8 +1,6 @@
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, openSync, readFileSync, rmSync, closeSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { debugPrintOf } from './kit/v8-print.js'
 import { keptTickEntry } from '../src/process/next-tick-shape.js'
 
 // What V8 remembers about process.nextTick's queue-entry literal after full collections that run
@@ -29,18 +27,7 @@ function literalFeedback(withModule: boolean): string[] {
     }
     await spin(10_000)
     new Function('f', '%DebugPrint(f)')(process.nextTick)`
-  // %DebugPrint writes through C's stdio, which drops what a full non-blocking pipe refuses: a file.
-  const dir = mkdtempSync(join(tmpdir(), 'next-tick-'))
-  const fd = openSync(join(dir, 'out'), 'w')
-  try {
-    execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], {
-      stdio: ['ignore', fd, 'pipe'],
-    })
-  } finally {
-    closeSync(fd)
-  }
-  const out = readFileSync(join(dir, 'out'), 'utf8')
-  rmSync(dir, { recursive: true })
+  const out = debugPrintOf(script)
   return [...out.matchAll(/slot #\d+ DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]!)
 }
 
