@@ -2,6 +2,9 @@
 // src/process/server.ts imports this module third, after next-tick-shape.ts.
 import { IncomingMessage, ServerResponse } from 'node:http'
 
+/** More than the seven V8 counts from. */
+const SETTLED = 8
+
 /**
  * V8 sizes the objects a constructor makes from the first seven it makes (in-object slack
  * tracking): at the seventh it keeps as many in-object fields as the objects made so far use,
@@ -34,8 +37,5 @@ function settle() {
     made.push(req, res)
   }
 }
-
-/** More than the seven V8 counts from. */
-const SETTLED = 8
 
 settle()
