@@ -218,14 +218,15 @@ export async function searchTotal(
   return { total, counted: true }
 }
 
-function listRow(raw: Record<string, unknown>, columns: readonly ContactListColumn[]) {
+/** A list statement's row as a contact of `columns` (dates as Date, as Prisma's). */
+export function listRow(raw: Record<string, unknown>, columns: readonly ContactListColumn[]) {
   const row: Record<string, unknown> = {}
   for (const c of columns) row[c] = DATE_COLUMNS.has(c) ? rawDate(raw[c]) : raw[c]
   return row
 }
 
 /** The columns of "Contact" c, and its sort keys under their own names for the outer ORDER BY (listRow drops them). */
-function selectedColumns(columns: readonly ContactListColumn[]) {
+export function selectedColumns(columns: readonly ContactListColumn[]) {
   for (const c of columns) if (!KNOWN.has(c)) throw new Error(`not a contact list column: ${c}`)
   return Prisma.join([
     ...columns.map((c) => Prisma.raw(`c."${c}"`)),

@@ -14,10 +14,12 @@ import {
   isTrigramTerm,
   listColumns,
   listContacts,
+  type ContactListColumn,
   type ContactListPage,
 } from '../../messaging/contact-list.js'
 import { contactListTotal } from '../../messaging/list-totals.js'
 import { searchPageIds } from '../../messaging/contact-search-page.js'
+import { connectionPageRows, contactsByIds } from '../../messaging/contact-connection-page.js'
 import { prismaConnection, type ConnectionArgs } from '../connections.js'
 import type { KeysetOrder } from '../keyset.js'
 import type { Context } from '../context.js'
@@ -331,6 +333,17 @@ const ContactConnection = builder.connectionObject(
   { name: 'ContactEdge', description: 'A contact and its cursor.' },
 )
 
+/** The columns a connection's nodes select, when they select columns only (no relation). */
+function columnsOnly(query: NodesQuery): ContactListColumn[] | undefined {
+  if (query.include || !query.select) return undefined
+  const columns: ContactListColumn[] = []
+  for (const [key, value] of Object.entries(query.select)) {
+    if (value !== true || !COLUMN_SET.has(key)) return undefined
+    columns.push(key as ContactListColumn)
+  }
+  return columns
+}
+
 function contactConnection(
   ctx: Context,
   info: GraphQLResolveInfo,
@@ -345,15 +358,26 @@ function contactConnection(
     order: CONTACT_ORDER,
     where: contactListWhere(accountId, { searchKey }, groupId),
     findMany: async (query, plan) => {
-      if (groupId || !isTrigramTerm(searchKey)) return ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>
+      const [from = null, until = null] = (plan.backward ? [plan.before, plan.after] : [plan.after, plan.before]) as (string[] | null)[]
+      // Nodes of columns alone are read directly (contact-connection-page.ts); relations through Prisma.
+      const columns = columnsOnly(query as NodesQuery)
+      const searched = isTrigramTerm(searchKey)
+      if (columns && !(groupId && searched)) {
+        const page = { accountId, groupId, searchKey, from, until, backward: plan.backward, take: query.take }
+        return (
+          searched
+            ? contactsByIds(ctx.deps, accountId, await searchPageIds(ctx.deps, page), columns)
+            : connectionPageRows(ctx.deps, page, columns)
+        ) as Promise<ContactRow[]>
+      }
+      if (groupId || !searched) return ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>
       // A search through its own bounded plan (contact-search-page.ts), then the page's rows by id
       // with Pothos' selection.
-      const [from, until] = plan.backward ? [plan.before, plan.after] : [plan.after, plan.before]
       const ids = await searchPageIds(ctx.deps, {
         accountId,
         searchKey,
-        from: from as string[] | null,
-        until: until as string[] | null,
+        from,
+        until,
         backward: plan.backward,
         take: query.take,
       })
