@@ -12,20 +12,12 @@ import { Prisma } from '../generated/sqlite/client.js'
 import type { Deps } from '../deps.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { listRow, readDirect, selectedColumns, type ContactListColumn } from './contact-list.js'
+import type { SearchPageRequest } from './contact-search-page.js'
 
-export interface ConnectionPageRequest {
-  accountId: string
+/** A page of an account's contacts or of a group's members: a search of any length ('' for none). */
+export interface ConnectionPageRequest extends SearchPageRequest {
   /** Only the group's members; the caller has checked the group is the account's. */
   groupId?: string
-  /** Lower-cased, wildcards swapped (pageRequest); '' for none. */
-  searchKey: string
-  /** The cursor's sort keys (firstNameKey, familyNameKey, id): rows strictly past it in the reading direction. */
-  from: readonly string[] | null
-  /** The other cursor, when both are given: rows strictly before it in the reading direction. */
-  until: readonly string[] | null
-  /** Reading towards the start of the list (last/before). */
-  backward: boolean
-  take: number
 }
 
 /** The page's rows in the reading direction, with `columns` (dates as Date, as Prisma's). */
