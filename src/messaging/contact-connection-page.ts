@@ -13,6 +13,7 @@ import type { Deps } from '../deps.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { listRow, readDirect, selectedColumns, type ContactListColumn } from './contact-list.js'
 import type { SearchPageRequest } from './contact-search-page.js'
+import { accountNotIndexed, membersWithContacts } from './contact-sql.js'
 
 /** A page of an account's contacts or of a group's members: a search of any length ('' for none). */
 export interface ConnectionPageRequest extends SearchPageRequest {
@@ -26,7 +27,6 @@ export async function connectionPageRows(
   page: ConnectionPageRequest,
   columns: readonly ContactListColumn[],
 ): Promise<Record<string, unknown>[]> {
-  const kind = deps.dbKind
   const direction = Prisma.raw(page.backward ? 'DESC' : 'ASC')
   const [key1, key2, id] = page.groupId
     ? ['m."firstNameKey"', 'm."familyNameKey"', 'm."contactId"']
@@ -39,11 +39,8 @@ export async function connectionPageRows(
   ]
   const bound = conditions.length ? Prisma.sql`AND ${Prisma.join(conditions, ' AND ')}` : Prisma.empty
   const order = Prisma.sql`ORDER BY ${Prisma.raw(key1)} ${direction}, ${Prisma.raw(key2)} ${direction}, ${Prisma.raw(id)} ${direction}`
-  // A group's index, then each member's contact by id (CROSS JOIN keeps SQLite to that order; unary
-  // + keeps it from the account's index).
   const source = page.groupId
-    ? Prisma.sql`"Membership" m CROSS JOIN "Contact" c WHERE m."groupId" = ${page.groupId} AND c."id" = m."contactId"
-        AND ${Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')} = ${page.accountId}`
+    ? membersWithContacts(deps.dbKind, page.groupId, page.accountId)
     : Prisma.sql`"Contact" c WHERE c."accountId" = ${page.accountId}`
   const rows = await readDirect(deps)(Prisma.sql`SELECT ${selectedColumns(columns)} FROM ${source} ${bound} ${order} LIMIT ${page.take}`)
   return rows.map((raw) => listRow(raw, columns))
@@ -57,10 +54,9 @@ export async function contactsByIds(
   columns: readonly ContactListColumn[],
 ): Promise<Record<string, unknown>[]> {
   if (!ids.length) return []
-  // By primary key: unary + keeps SQLite from reading the account's index instead.
-  const account = Prisma.raw(deps.dbKind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
+  // By primary key, not the account's index.
   const rows = await readDirect(deps)(
-    Prisma.sql`SELECT ${selectedColumns(columns)} FROM "Contact" c WHERE c."id" IN (${jsonTexts(deps.dbKind, ids)}) AND ${account} = ${accountId}`,
+    Prisma.sql`SELECT ${selectedColumns(columns)} FROM "Contact" c WHERE c."id" IN (${jsonTexts(deps.dbKind, ids)}) AND ${accountNotIndexed(deps.dbKind)} = ${accountId}`,
   )
   const byId = new Map(rows.map((raw) => [raw.id as string, listRow(raw, columns)]))
   return ids.flatMap((id) => {

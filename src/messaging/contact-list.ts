@@ -34,6 +34,7 @@ import { notFound } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 import { jsonTexts } from '../db/json-texts.js'
+import { accountNotIndexed, membersWithContacts } from './contact-sql.js'
 import {
   changeMark,
   followChanges,
@@ -247,10 +248,9 @@ function rememberedPageStatement(
   columns: readonly ContactListColumn[],
 ): Prisma.Sql {
   const selected = selectedColumns(columns)
-  // By primary key: unary + keeps SQLite from reading the account's index instead.
-  const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
+  // By primary key, not the account's index.
   return Prisma.sql`SELECT t."fresh", p.* FROM (${freshSince(kind, list, mark)}) t
-    LEFT JOIN (SELECT ${selected} FROM "Contact" c WHERE c."id" IN (${jsonTexts(kind, ids)}) AND ${account} = ${list.accountId}) p ON t."fresh" = 1
+    LEFT JOIN (SELECT ${selected} FROM "Contact" c WHERE c."id" IN (${jsonTexts(kind, ids)}) AND ${accountNotIndexed(kind)} = ${list.accountId}) p ON t."fresh" = 1
     ORDER BY p."sortKey1", p."sortKey2", p."id"`
 }
 
@@ -410,17 +410,15 @@ export function matchingContacts(
   // searchKey holds no LIKE wildcard (search-text.ts swaps them), so this is a plain substring match.
   const like = `%${searchKey}%`
   if (groupId && membersFirst)
-    // The group's index, then each member's contact by id (CROSS JOIN keeps SQLite to that order;
-    // unary + keeps it from the account's index), checked without the search index.
-    return Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM "Membership" m CROSS JOIN "Contact" c
-      WHERE m."groupId" = ${groupId} AND c."id" = m."contactId" AND ${Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')} = ${accountId}
+    // The group's index, then each member's contact by id, checked without the search index.
+    return Prisma.sql`SELECT c."id", c."firstNameKey", c."familyNameKey" FROM ${membersWithContacts(kind, groupId, accountId)}
         AND c."searchText" LIKE ${like}`
   const candidates =
     kind === 'sqlite' && isTrigramTerm(searchKey)
       ? Prisma.sql`AND c.rowid IN (SELECT rowid FROM "ContactSearch" WHERE "ContactSearch" MATCH ${ftsPhrase(searchKey)})`
       : Prisma.empty
-  // Unary + keeps SQLite from the account's index, so the candidates' rowids drive the read.
-  const account = kind === 'sqlite' && candidatesFirst ? Prisma.raw('+c."accountId"') : Prisma.raw('c."accountId"')
+  // Not the account's index, so the candidates' rowids drive the read.
+  const account = candidatesFirst ? accountNotIndexed(kind) : Prisma.raw('c."accountId"')
   const member = groupId
     ? Prisma.sql`AND EXISTS (SELECT 1 FROM "Membership" m WHERE m."groupId" = ${groupId} AND m."contactId" = c."id")`
     : Prisma.empty

@@ -44,6 +44,7 @@ import type { Deps } from '../deps.js'
 import { Prisma } from '../generated/sqlite/client.js'
 import { oncePerInterval } from '../core/once-per-interval.js'
 import { jsonTexts } from '../db/json-texts.js'
+import { accountNotIndexed } from './contact-sql.js'
 
 /** Searches with fewer matches run in full every time: the search index makes that a few milliseconds. */
 export const REMEMBERED_TOTAL_MIN = 1_000
@@ -261,8 +262,8 @@ export async function followChanges(
   const hi =
     window && (window.after ? !window.toEnd : window.start + window.entries.length < count.total) ? window.entries.at(-1) : undefined
   const keysOf = (entry: WindowEntry) => Prisma.sql`(${entry.key1}, ${entry.key2}, ${entry.id})`
-  // By primary key: unary + keeps SQLite from reading the account's index instead.
-  const account = Prisma.raw(kind === 'sqlite' ? '+c."accountId"' : 'c."accountId"')
+  // By primary key, not the account's index.
+  const account = accountNotIndexed(kind)
   const oldKeys = Prisma.sql`(ch."oldKey1", ch."oldKey2", ch."contactId")`
   const newKeys = Prisma.sql`(c."firstNameKey", c."familyNameKey", c."id")`
   const flag = (condition: Prisma.Sql) => Prisma.sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`
