@@ -9,10 +9,10 @@ import { useKit } from './kit/kit.js'
 import { parseContacts } from '../src/messaging/contacts.js'
 import { upsertContacts } from '../src/messaging/upsert-contacts.js'
 import { contactListWhere, type ContactListColumn } from '../src/messaging/contact-list.js'
-import { connectionPageRows, contactsByIds } from '../src/messaging/contact-connection-page.js'
+import { connectionPageRows, contactsByIds, rowAtOrBehind } from '../src/messaging/contact-connection-page.js'
 import { createGroup } from '../src/messaging/groups.js'
 import { createAccount } from '../src/accounts/create-account.js'
-import { encodeCursor, planKeysetPage, type ConnectionArgs } from '../src/graphql/keyset.js'
+import { encodeCursor, keysetConnection, planKeysetPage, type ConnectionArgs } from '../src/graphql/keyset.js'
 import { CONTACT_ORDER } from '../src/graphql/types/messaging-contacts.js'
 
 const COLUMNS: ContactListColumn[] = ['id', 'firstNameKey', 'familyNameKey', 'firstName', 'otherNames', 'createdAt']
@@ -83,6 +83,48 @@ describe.each(targets)('the contacts connection page read directly on $name', (t
     expect(compared).toBeGreaterThan(1000)
   })
 
+  it('tells whether a row lies at or behind a cursor as Prisma’s findFirst does, for cursors in the list, outside it and past either end', async () => {
+    const { accountId, groupId } = await seeded()
+    // Every row of the account: each is in some lists and not in others (the group, the searches).
+    const everyone = (await reference({ accountId }, '', { first: 100 })).rows
+    const positions = [
+      ...everyone.map((row) => encodeCursor(CONTACT_ORDER, row)),
+      encodeCursor(CONTACT_ORDER, { firstNameKey: '', familyNameKey: '', id: '' }),
+      encodeCursor(CONTACT_ORDER, { firstNameKey: 'zzzz', familyNameKey: '', id: '' }),
+    ]
+    const answers = { true: 0, false: 0 }
+    for (const list of [{ accountId }, { accountId, groupId }]) {
+      for (const searchKey of ['', 'a', 'zed', 'zz']) {
+        for (const cursor of positions) {
+          for (const args of [
+            { first: 2, after: cursor },
+            { last: 2, before: cursor },
+          ]) {
+            // The connection's flag as it read it before: findFirst over the list's filter and the bound.
+            const plan = planKeysetPage(CONTACT_ORDER, args)
+            const { pageInfo } = keysetConnection(
+              plan,
+              [],
+              async (where) =>
+                (await kit.db.contact.findFirst({
+                  where: { AND: [contactListWhere(list.accountId, { searchKey }, list.groupId), where] },
+                  select: { id: true },
+                })) !== null,
+            )
+            const expected = await (plan.backward ? pageInfo.hasNextPage : pageInfo.hasPreviousPage)
+            const start = (plan.backward ? plan.before : plan.after) as string[]
+            const found = await rowAtOrBehind(kit.deps, { ...list, searchKey }, start, plan.backward)
+            expect(found, JSON.stringify({ ...list, searchKey, args, start })).toBe(expected)
+            answers[`${found}`] += 1
+          }
+        }
+      }
+    }
+    // Both answers are exercised, many times.
+    expect(answers.true).toBeGreaterThan(100)
+    expect(answers.false).toBeGreaterThan(50)
+  })
+
   it('reads the account’s contacts by id in the order given, leaving out unknown ids and another account’s', async () => {
     const { accountId, ids, otherId } = await seeded()
     const others = await kit.db.contact.findMany({ where: { accountId: otherId }, select: { id: true }, take: 2 })
@@ -117,6 +159,14 @@ describe.each(targets)('the contacts connection page read directly on $name', (t
     )
     expect(group.data.group.contactsConnection.edges).toHaveLength(5)
     expect(group.statements.filter((sql) => /FROM "Membership" m CROSS JOIN "Contact" c/.test(sql))).toHaveLength(1)
+    // A page after a cursor with hasPreviousPage: the page and the flag, each a statement of its own.
+    const cursor = columnsOnly.data.contactsConnection.edges[2].cursor
+    const after = await statementsOf(
+      `{ contactsConnection(first: 2, after: "${cursor}", search: "a") { edges { node { uuid } } pageInfo { hasPreviousPage } } }`,
+    )
+    expect(after.data.contactsConnection.pageInfo.hasPreviousPage).toBe(true)
+    expect(after.statements).toHaveLength(2)
+    for (const sql of after.statements) expect(sql).toMatch(/FROM "Contact" c WHERE c\."accountId" = (\?|\$1)/)
     // A relation under the nodes: Prisma's findMany, whose statements are not this module's.
     const relations = await statementsOf(`{ contactsConnection(first: 5) { edges { node { uuid groups { name } } } } }`)
     expect(relations.data.contactsConnection.edges).toHaveLength(5)

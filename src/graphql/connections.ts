@@ -26,16 +26,21 @@ export interface PrismaConnectionSpec<Row> {
     query: { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[]; take: number },
     plan: KeysetPlan,
   ) => Promise<Row[]>
-  /** Whether a row matches (for the pageInfo flag facing away from the reading direction). */
-  findFirst: (query: { where: Record<string, unknown>; select: { id: true } }) => Promise<unknown>
   totalCount: () => Promise<number>
 }
+
+/** The pageInfo flag facing away from the reading direction: whether a row lies at or behind the cursor the page starts from. */
+type BehindSpec =
+  /** Whether a row matches `where` (the list's filter and that bound). */
+  | { findFirst: (query: { where: Record<string, unknown>; select: { id: true } }) => Promise<unknown>; behind?: never }
+  /** Read by the list itself, from the plan's cursors. */
+  | { behind: (plan: KeysetPlan) => Promise<boolean>; findFirst?: never }
 
 export async function prismaConnection<Row extends object>(
   ctx: Context,
   info: GraphQLResolveInfo,
   args: ConnectionArgs,
-  spec: PrismaConnectionSpec<Row>,
+  spec: PrismaConnectionSpec<Row> & BehindSpec,
 ) {
   const plan = planKeysetPage(spec.order, args)
   // The order's columns are always read: the cursors are made of them.
@@ -57,10 +62,13 @@ export async function prismaConnection<Row extends object>(
     },
     plan,
   )
+  const { behind, findFirst } = spec
   const connection = keysetConnection(
     plan,
     rows,
-    async (where) => (await spec.findFirst({ where: { AND: [spec.where, where] }, select: { id: true } })) !== null,
+    behind
+      ? () => behind(plan)
+      : async (where) => (await findFirst({ where: { AND: [spec.where, where] }, select: { id: true } })) !== null,
   )
   let total: Promise<number> | undefined
   return { ...connection, totalCount: () => (total ??= spec.totalCount()) }

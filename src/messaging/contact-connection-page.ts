@@ -1,8 +1,9 @@
-// The rows of one page of the contacts Relay connection (GraphQL contactsConnection of an account
-// or of a group) read directly, without Prisma's runtime, when the page's nodes select columns
-// only (no relation: those keep Prisma's findMany and Pothos' loaders). Through Prisma a page costs
-// its query compiled on every request (about 2 ms of the service's CPU on a slow machine, a fifth
-// of such a request); here it is one statement of a fixed shape, prepared on PostgreSQL.
+// The contacts Relay connection (GraphQL contactsConnection of an account or of a group) read
+// directly, without Prisma's runtime: a page whose nodes select columns only (no relation: those
+// keep Prisma's findMany and Pothos' loaders), and for every page the pageInfo flag facing away
+// from the reading direction (hasPreviousPage after `after`). Through Prisma each costs its query
+// compiled on every request (about 2 ms of the service's CPU on a slow machine for a page, 1.5 ms
+// for the flag's findFirst); here each is one statement of a fixed shape, prepared on PostgreSQL.
 // The rows are findMany's: the same filter (the account's contacts, or the group's members, and a
 // search's `searchText LIKE`), the cursors' bound as one row comparison on the sort keys (the
 // same total order as findMany's column-by-column bound, under the same collation), the same order
@@ -21,29 +22,52 @@ export interface ConnectionPageRequest extends SearchPageRequest {
   groupId?: string
 }
 
+/** The list's source and sort keys: the account's contacts, or the group's members (their own sort keys). */
+function listSql(deps: Pick<Deps, 'dbKind'>, list: { accountId: string; groupId?: string; searchKey: string }) {
+  const [key1, key2, id] = list.groupId
+    ? ['m."firstNameKey"', 'm."familyNameKey"', 'm."contactId"']
+    : ['c."firstNameKey"', 'c."familyNameKey"', 'c."id"']
+  const source = list.groupId
+    ? membersWithContacts(deps.dbKind, list.groupId, list.accountId)
+    : Prisma.sql`"Contact" c WHERE c."accountId" = ${list.accountId}`
+  const search = list.searchKey ? [Prisma.sql`c."searchText" LIKE ${`%${list.searchKey}%`}`] : []
+  return { keyNames: [key1, key2, id] as const, keys: Prisma.raw(`(${key1}, ${key2}, ${id})`), source, search }
+}
+
+const where = (conditions: Prisma.Sql[]) => (conditions.length ? Prisma.sql`AND ${Prisma.join(conditions, ' AND ')}` : Prisma.empty)
+
 /** The page's rows in the reading direction, with `columns` (dates as Date, as Prisma's). */
 export async function connectionPageRows(
   deps: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
   page: ConnectionPageRequest,
   columns: readonly ContactListColumn[],
 ): Promise<Record<string, unknown>[]> {
-  const direction = Prisma.raw(page.backward ? 'DESC' : 'ASC')
-  const [key1, key2, id] = page.groupId
-    ? ['m."firstNameKey"', 'm."familyNameKey"', 'm."contactId"']
-    : ['c."firstNameKey"', 'c."familyNameKey"', 'c."id"']
-  const keys = Prisma.raw(`(${key1}, ${key2}, ${id})`)
-  const conditions = [
+  const { keyNames, keys, source, search } = listSql(deps, page)
+  const bound = where([
     ...(page.from ? [Prisma.sql`${keys} ${Prisma.raw(page.backward ? '<' : '>')} (${Prisma.join([...page.from])})`] : []),
     ...(page.until ? [Prisma.sql`${keys} ${Prisma.raw(page.backward ? '>' : '<')} (${Prisma.join([...page.until])})`] : []),
-    ...(page.searchKey ? [Prisma.sql`c."searchText" LIKE ${`%${page.searchKey}%`}`] : []),
-  ]
-  const bound = conditions.length ? Prisma.sql`AND ${Prisma.join(conditions, ' AND ')}` : Prisma.empty
-  const order = Prisma.sql`ORDER BY ${Prisma.raw(key1)} ${direction}, ${Prisma.raw(key2)} ${direction}, ${Prisma.raw(id)} ${direction}`
-  const source = page.groupId
-    ? membersWithContacts(deps.dbKind, page.groupId, page.accountId)
-    : Prisma.sql`"Contact" c WHERE c."accountId" = ${page.accountId}`
+    ...search,
+  ])
+  const order = Prisma.raw(`ORDER BY ${keyNames.map((key) => `${key} ${page.backward ? 'DESC' : 'ASC'}`).join(', ')}`)
   const rows = await readDirect(deps)(Prisma.sql`SELECT ${selectedColumns(columns)} FROM ${source} ${bound} ${order} LIMIT ${page.take}`)
   return rows.map((raw) => listRow(raw, columns))
+}
+
+/**
+ * Whether the list holds a row at or behind `start`, the cursor a page is read from: at or before
+ * `after` when reading forward (the connection's hasPreviousPage), at or after `before` when
+ * reading backward (hasNextPage). findFirst's answer over the same filter, in one statement of a
+ * fixed shape instead of a query Prisma compiles on every request.
+ */
+export async function rowAtOrBehind(
+  deps: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
+  list: { accountId: string; groupId?: string; searchKey: string },
+  start: readonly string[],
+  backward: boolean,
+): Promise<boolean> {
+  const { keys, source, search } = listSql(deps, list)
+  const bound = where([Prisma.sql`${keys} ${Prisma.raw(backward ? '>=' : '<=')} (${Prisma.join([...start])})`, ...search])
+  return (await readDirect(deps)(Prisma.sql`SELECT 1 AS "found" FROM ${source} ${bound} LIMIT 1`)).length > 0
 }
 
 /** The account's contacts of `ids`, with `columns`, in the order of `ids` (an id not found is left out). */

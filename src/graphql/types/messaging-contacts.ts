@@ -19,7 +19,7 @@ import {
 } from '../../messaging/contact-list.js'
 import { contactListTotal } from '../../messaging/list-totals.js'
 import { searchPageIds } from '../../messaging/contact-search-page.js'
-import { connectionPageRows, contactsByIds } from '../../messaging/contact-connection-page.js'
+import { connectionPageRows, contactsByIds, rowAtOrBehind } from '../../messaging/contact-connection-page.js'
 import { prismaConnection, type ConnectionArgs } from '../connections.js'
 import type { KeysetOrder } from '../keyset.js'
 import type { Context } from '../context.js'
@@ -394,7 +394,9 @@ function contactConnection(
       const position = new Map(ids.map((id, i) => [id, i]))
       return rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!)
     },
-    findFirst: (query) => ctx.deps.db.contact.findFirst(query),
+    // The list's filter and the cursor's bound, in one statement of a fixed shape (contact-connection-page.ts).
+    behind: (plan) =>
+      rowAtOrBehind(ctx.deps, { accountId, groupId, searchKey }, (plan.backward ? plan.before : plan.after) as string[], plan.backward),
     totalCount: () => contactListTotal(ctx.deps, { accountId, groupId, searchKey }),
   })
 }
