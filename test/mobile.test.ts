@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max'
 import { normalizeMobile, simKey } from '../src/messaging/mobile.js'
 import { SANDBOX_MAGIC_NUMBERS } from '../src/sms/sandbox-gateway.js'
 
@@ -31,6 +32,65 @@ const table: [input: string, country: string, expected: string | null, why: stri
 describe('mobile numbers', () => {
   it.each(table)('%s in %s gives %s (%s)', (input, country, expected) => {
     expect(normalizeMobile(input, country)).toBe(expected)
+  })
+
+  it('answers as isValid() and getType() asked one after the other (the rule as first written), over thousands of numbers', () => {
+    const notMobile = new Set(['FIXED_LINE', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'VOIP'])
+    const valid = (text: string, country?: string) => {
+      const parsed = parsePhoneNumberFromString(text, country as CountryCode)
+      return parsed?.isValid() ? parsed : undefined
+    }
+    const reference = (input: string, country: string) => {
+      const text = input.trim()
+      if (!text || text.length > 32) return null
+      const parsed = valid(text, country) ?? (text.startsWith('00') ? valid(`+${text.slice(2)}`) : undefined)
+      if (!parsed) return null
+      const type = parsed.getType()
+      return type && notMobile.has(type) ? null : parsed.number
+    }
+    // Digits from a fixed seed after prefixes of mobiles, fixed lines, toll-free and premium
+    // numbers, in national, E.164 and 00 forms, of lengths right and wrong, in several regions.
+    let seed = 42
+    const digit = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 16) % 10
+    const digits = (n: number) => Array.from({ length: n }, digit).join('')
+    const templates: [country: string, prefix: string, length: number][] = [
+      ['KE', '07', 8],
+      ['KE', '01', 8],
+      ['KE', '020', 7],
+      ['KE', '0800', 6],
+      ['KE', '0900', 6],
+      ['KE', '+2547', 8],
+      ['KE', '002547', 8],
+      ['KE', '0002547', 8],
+      ['US', '+1', 10],
+      ['US', '0112547', 8],
+      ['US', '1800', 7],
+      ['GB', '07', 9],
+      ['GB', '020', 8],
+      ['GB', '0800', 7],
+      ['GB', '09', 9],
+      ['DE', '015', 9],
+      ['DE', '030', 8],
+      ['NG', '080', 8],
+      ['IN', '9', 9],
+      ['FR', '06', 8],
+      ['FR', '01', 8],
+      ['UG', '07', 8],
+      ['TZ', '07', 8],
+    ]
+    const answers = { accepted: 0, notValid: 0, notMobile: 0 }
+    for (let i = 0; i < 4000; i++) {
+      const [country, prefix, length] = templates[i % templates.length]!
+      const input = `${prefix}${digits(length + ((i >> 5) % 3) - 1)}`
+      const expected = reference(input, country)
+      expect(normalizeMobile(input, country), `${input} in ${country}`).toBe(expected)
+      if (expected !== null) answers.accepted += 1
+      else answers[valid(input.trim(), country) ? 'notMobile' : 'notValid'] += 1
+    }
+    // Each answer many times: accepted, refused as no valid number, refused as no mobile.
+    expect(answers.accepted).toBeGreaterThan(500)
+    expect(answers.notValid).toBeGreaterThan(500)
+    expect(answers.notMobile).toBeGreaterThan(200)
   })
 
   it('keeps the sandbox magic numbers valid', () => {
