@@ -61,7 +61,7 @@ describe.each(targets)('the contacts connection page read directly on $name', (t
     const { accountId, groupId } = await seeded()
     let compared = 0
     for (const list of [{ accountId }, { accountId, groupId }]) {
-      for (const searchKey of ['', 'a', 'ot', 'zz']) {
+      for (const searchKey of ['', 'a', 'ot', 'oti', 'zz']) {
         const all = (await reference(list, searchKey, { first: 100 })).rows
         const cursor = (i: number) => encodeCursor(CONTACT_ORDER, all[i]!)
         const cases: ConnectionArgs[] = [{ first: 5 }, { first: 100 }, { last: 3 }, { last: 100 }, { first: 0 }, {}]
@@ -141,7 +141,7 @@ describe.each(targets)('the contacts connection page read directly on $name', (t
   })
 
   it('reads a connection whose nodes select columns only in one statement of its own, and one with relations through Prisma', async () => {
-    const { apiKey, groupId } = await seeded()
+    const { apiKey, groupId, accountId } = await seeded()
     const statementsOf = async (query: string) => {
       await kit.gql(query, {}, apiKey) // warms the API key cache
       await kit.deps.apiKeyCache.idle()
@@ -159,6 +159,18 @@ describe.each(targets)('the contacts connection page read directly on $name', (t
     )
     expect(group.data.group.contactsConnection.edges).toHaveLength(5)
     expect(group.statements.filter((sql) => /FROM "Membership" m CROSS JOIN "Contact" c/.test(sql))).toHaveLength(1)
+    // A group's search of 3 characters or more: the group's members only (not the account's
+    // search), read directly on SQLite and through Prisma on PostgreSQL.
+    const groupSearch = await statementsOf(
+      `{ group(id: "${groupId}") { contactsConnection(first: 100, search: "oti") { edges { node { uuid } } } } }`,
+    )
+    const members = (await reference({ accountId, groupId }, 'oti', { first: 100 })).rows
+    expect(members.length).toBeGreaterThan(3)
+    expect(groupSearch.data.group.contactsConnection.edges.map((e: { node: { uuid: string } }) => e.node.uuid)).toEqual(
+      members.map((row) => row.id),
+    )
+    const walked = groupSearch.statements.filter((sql) => /FROM "Membership" m CROSS JOIN "Contact" c/.test(sql))
+    expect(walked).toHaveLength(target.name === 'sqlite' ? 1 : 0)
     // A page after a cursor with hasPreviousPage: the page and the flag, each a statement of its own.
     const cursor = columnsOnly.data.contactsConnection.edges[2].cursor
     const after = await statementsOf(

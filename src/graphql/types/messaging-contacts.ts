@@ -362,10 +362,13 @@ function contactConnection(
       // Nodes of columns alone are read directly (contact-connection-page.ts); relations through Prisma.
       const columns = columnsOnly(query as NodesQuery)
       const searched = isTrigramTerm(searchKey)
-      if (columns && !(groupId && searched)) {
+      // A group's search of 3 characters or more: on SQLite the group's members are walked (never
+      // more rows than Prisma's walk of the account); on PostgreSQL Prisma's statement, which
+      // neither walk beats for every term (docs/performance.md, "A group's search in the connection").
+      if (columns && !(groupId && searched && ctx.deps.dbKind === 'postgresql')) {
         const page = { accountId, groupId, searchKey, from, until, backward: plan.backward, take: query.take }
         return (
-          searched
+          searched && !groupId
             ? contactsByIds(ctx.deps, accountId, await searchPageIds(ctx.deps, page), columns)
             : connectionPageRows(ctx.deps, page, columns)
         ) as Promise<ContactRow[]>
