@@ -51,7 +51,7 @@ describe('mobile numbers', () => {
     // Digits from a fixed seed after prefixes of mobiles, fixed lines, toll-free and premium
     // numbers, in national, E.164 and 00 forms, of lengths right and wrong, in several regions.
     let seed = 42
-    const digit = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 16) % 10
+    const digit = () => ((seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) >> 16) % 10
     const digits = (n: number) => Array.from({ length: n }, digit).join('')
     const templates: [country: string, prefix: string, length: number][] = [
       ['KE', '07', 8],

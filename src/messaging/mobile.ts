@@ -34,8 +34,8 @@ function parseNumber(input: string, defaultCountry: string): { parsed: PhoneNumb
 /**
  * The type of a valid number (undefined when its region's metadata has none), or null when it is
  * not valid. With the 'max' metadata isValid() is getType() !== undefined, the same pattern
- * matching: a number with a type is valid without asking again (a third of the parsing an
- * add-contacts of 10,000 spent on each number); only a number without one is asked.
+ * matching: a number with a type is valid without asking again (a fifth of normalizeMobile's
+ * time); only a number without one is asked.
  */
 function validType(parsed: PhoneNumber | undefined): NumberType | null {
   if (!parsed) return null
