@@ -34,7 +34,8 @@ function listSql(deps: Pick<Deps, 'dbKind'>, list: { accountId: string; groupId?
   return { keyNames: [key1, key2, id] as const, keys: Prisma.raw(`(${key1}, ${key2}, ${id})`), source, search }
 }
 
-const where = (conditions: Prisma.Sql[]) => (conditions.length ? Prisma.sql`AND ${Prisma.join(conditions, ' AND ')}` : Prisma.empty)
+/** `AND` each condition, after the source's own WHERE (nothing when there is none). */
+const andAll = (conditions: Prisma.Sql[]) => (conditions.length ? Prisma.sql`AND ${Prisma.join(conditions, ' AND ')}` : Prisma.empty)
 
 /** The page's rows in the reading direction, with `columns` (dates as Date, as Prisma's). */
 export async function connectionPageRows(
@@ -43,7 +44,7 @@ export async function connectionPageRows(
   columns: readonly ContactListColumn[],
 ): Promise<Record<string, unknown>[]> {
   const { keyNames, keys, source, search } = listSql(deps, page)
-  const bound = where([
+  const bound = andAll([
     ...(page.from ? [Prisma.sql`${keys} ${Prisma.raw(page.backward ? '<' : '>')} (${Prisma.join([...page.from])})`] : []),
     ...(page.until ? [Prisma.sql`${keys} ${Prisma.raw(page.backward ? '>' : '<')} (${Prisma.join([...page.until])})`] : []),
     ...search,
@@ -66,7 +67,7 @@ export async function rowAtOrBehind(
   backward: boolean,
 ): Promise<boolean> {
   const { keys, source, search } = listSql(deps, list)
-  const bound = where([Prisma.sql`${keys} ${Prisma.raw(backward ? '>=' : '<=')} (${Prisma.join([...start])})`, ...search])
+  const bound = andAll([Prisma.sql`${keys} ${Prisma.raw(backward ? '>=' : '<=')} (${Prisma.join([...start])})`, ...search])
   return (await readDirect(deps)(Prisma.sql`SELECT 1 AS "found" FROM ${source} ${bound} LIMIT 1`)).length > 0
 }
 
