@@ -206,6 +206,42 @@ describe.each(targets)('a remembered search on $name', (target) => {
     expect(await groupPage()).toMatchObject({ total: 1_101, counted: false })
   })
 
+  it('answers a group’s connection page again from its ids until the group’s members change', async () => {
+    const accountId = await seeded()
+    const other = await otherInstance()
+    const { id: groupId } = await kit.db.group.findFirstOrThrow({ where: { accountId } })
+    // A walk of one row finds too few: the search index answers, and the page is remembered.
+    const request = { accountId, groupId, searchKey: 'zebu', from: null, until: null, backward: false, take: 26 }
+    const reference = async () =>
+      (
+        await kit.db.contact.findMany({
+          where: contactListWhere(accountId, { searchKey: 'zebu' }, groupId),
+          orderBy: contactListOrder,
+          take: 26,
+          select: { id: true },
+        })
+      ).map((row) => row.id)
+    const way = async (deps = kit.deps) => {
+      const want = await reference()
+      kit.statements.length = 0
+      expect(await searchPageIds(deps, request, { probe: 1 })).toEqual(want)
+      return kit.statements.length
+    }
+    expect(await way()).toBe(2) // the walk, then the search index
+    expect(await way()).toBe(1) // remembered: checked unchanged
+    // A contact that sorts first joins the account but not the group: the page is counted again.
+    const enlist = (deps: typeof kit.deps, mobile: string, group?: string) =>
+      upsertContacts(deps, accountId, parseContacts([{ mobile, firstName: 'Zebu', familyName: 'Ng' }], 'KE'), group)
+    await enlist(other, '+254799333002')
+    expect(await way()).toBe(3) // the check, the walk, the search index
+    expect(await way()).toBe(1)
+    // Another instance adds it to the group: the page starts with it.
+    await enlist(other, '+254799333002', groupId)
+    expect(await way()).toBe(3)
+    const [firstId] = await searchPageIds(kit.deps, request, { probe: 1 })
+    expect((await kit.db.contact.findUniqueOrThrow({ where: { id: firstId } })).mobile).toBe('+254799333002')
+  })
+
   it('reads the columns fresh, and follows every change of the matches, whoever wrote it', async () => {
     const accountId = await seeded()
     const other = await otherInstance()

@@ -14,24 +14,16 @@ import type { Deps } from '../deps.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { listRow, readDirect, selectedColumns, type ContactListColumn } from './contact-list.js'
 import type { SearchPageRequest } from './contact-search-page.js'
-import { accountNotIndexed, membersWithContacts } from './contact-sql.js'
+import { accountNotIndexed, listSource } from './contact-sql.js'
 
-/** A page of an account's contacts or of a group's members: a search of any length ('' for none). */
-export interface ConnectionPageRequest extends SearchPageRequest {
-  /** Only the group's members; the caller has checked the group is the account's. */
-  groupId?: string
-}
+/** A page of an account's contacts or of a group's members: here a search of any length ('' for none). */
+type ConnectionPageRequest = SearchPageRequest
 
 /** The list's source and sort keys: the account's contacts, or the group's members (their own sort keys). */
 function listSql(deps: Pick<Deps, 'dbKind'>, list: { accountId: string; groupId?: string; searchKey: string }) {
-  const [key1, key2, id] = list.groupId
-    ? ['m."firstNameKey"', 'm."familyNameKey"', 'm."contactId"']
-    : ['c."firstNameKey"', 'c."familyNameKey"', 'c."id"']
-  const source = list.groupId
-    ? membersWithContacts(deps.dbKind, list.groupId, list.accountId)
-    : Prisma.sql`"Contact" c WHERE c."accountId" = ${list.accountId}`
+  const { source, keyNames } = listSource(deps.dbKind, list)
   const search = list.searchKey ? [Prisma.sql`c."searchText" LIKE ${`%${list.searchKey}%`}`] : []
-  return { keyNames: [key1, key2, id] as const, keys: Prisma.raw(`(${key1}, ${key2}, ${id})`), source, search }
+  return { keyNames, keys: Prisma.raw(`(${keyNames.join(', ')})`), source, search }
 }
 
 /** `AND` each condition, after the source's own WHERE (nothing when there is none). */

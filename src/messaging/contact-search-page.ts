@@ -1,20 +1,23 @@
-// The ids of one page of an account's searched contacts in cursor order (GraphQL contactsConnection
-// with a search of 3 characters or more). Asked through Prisma (the filter, the cursor bound, ORDER
-// BY and LIMIT), PostgreSQL walks the name index expecting matches spread evenly; they cluster when
-// the term is part of a name (every Wanjiru sorts together at the end), and at a million contacts
-// the first 51 matches of "wanj" cost a walk of 950,000 rows (1.7 s). Reading every match first,
-// as the offset pages do, is as wrong the other way: a term in every contact's mobile ("254") would
-// read the whole account for 51 rows. So the page is found in two tries, both bounded:
-// 1. the walk, for at most PROBE_ROWS contacts past the cursor, stopping at the page's last match:
-//    a dense term, or one whose matches come early, ends here;
-// 2. otherwise the matches through the search index (pg_trgm, FTS5 trigram), the cursor bound
-//    applied to them, sorted, the first `take` kept.
+// The ids of one page of a search of 3 characters or more in cursor order (GraphQL
+// contactsConnection, an account's contacts or a group's members). Asked through Prisma (the
+// filter, the cursor bound, ORDER BY and LIMIT), PostgreSQL walks the name index expecting matches
+// spread evenly; they cluster when the term is part of a name (every Wanjiru sorts together at the
+// end), and at a million contacts the first 51 matches of "wanj" cost a walk of 950,000 rows (1.7 s);
+// a group that holds none of the account's Wanjirus is walked whole (2.8 s for 100,000 members).
+// Reading every match first, as the offset pages do, is as wrong the other way: a term in every
+// contact's mobile ("254") would read the whole account for 51 rows. So the page is found in two
+// tries, both bounded:
+// 1. the walk (the account's contacts, or the group's members by their own sort keys), for at most
+//    PROBE_ROWS rows past the cursor, stopping at the page's last match: a dense term, or one whose
+//    matches come early, ends here;
+// 2. otherwise the matches through the search index (pg_trgm, FTS5 trigram), a group's checked for
+//    membership, the cursor bound applied to them, sorted, the first `take` kept.
 // The rows are the same either way: the same LIKE and the same total order as findMany's.
 // A page found by the second try is remembered with the search's total (remembered-searches.ts):
 // the same page again costs one statement that checks the matches are unchanged since its count.
-// After a change a page read forward follows it (its window: the page and WINDOW_MARGIN matches
-// after it, past its cursor if it has one), as an offset page does; a page read backward, or up to
-// a `before:` cursor, is found again in full.
+// After a change an account's page read forward follows it (its window: the page and
+// WINDOW_MARGIN matches after it, past its cursor if it has one), as an offset page does; a page
+// read backward, up to a `before:` cursor, or of a group's search, is found again in full.
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Deps } from '../deps.js'
 import {
@@ -27,6 +30,7 @@ import {
   type SearchWindow,
 } from './remembered-searches.js'
 import { matchingContacts, readDirect } from './contact-list.js'
+import { listSource } from './contact-sql.js'
 
 /**
  * How many contacts past the cursor the walk reads before the search index takes over. PostgreSQL
@@ -37,6 +41,8 @@ const PROBE_ROWS = { postgresql: 2_000, sqlite: 500 } as const
 
 export interface SearchPageRequest {
   accountId: string
+  /** Only the group's members; the caller has checked the group is the account's. */
+  groupId?: string
   /** Lower-cased, wildcards swapped (pageRequest), 3 characters or more. */
   searchKey: string
   /** The cursor's sort keys (firstNameKey, familyNameKey, id): rows strictly past it in the reading direction. */
@@ -55,8 +61,10 @@ export async function searchPageIds(
 ): Promise<string[]> {
   const { db, dbKind: kind } = deps
   const read = readDirect(deps)
+  const { accountId, groupId } = page
   const remembered = {
-    accountId: page.accountId,
+    accountId,
+    ...(groupId ? { groupId } : {}),
     searchKey: page.searchKey,
     page: `cursor:${JSON.stringify([page.backward, page.from, page.until, page.take])}`,
   }
@@ -69,37 +77,45 @@ export async function searchPageIds(
     if (next) return next.ids
   }
   const direction = Prisma.raw(page.backward ? 'DESC' : 'ASC')
-  const order = Prisma.sql`ORDER BY "firstNameKey" ${direction}, "familyNameKey" ${direction}, "id" ${direction}`
-  const keys = Prisma.raw('("firstNameKey", "familyNameKey", "id")')
   const past = Prisma.raw(page.backward ? '<' : '>')
   const before = Prisma.raw(page.backward ? '>' : '<')
-  // The cursors' bound, on "Contact" or on the matches alike (both have the sort keys).
-  const bound = Prisma.join(
-    [
-      Prisma.sql`1 = 1`,
-      ...(page.from ? [Prisma.sql`${keys} ${past} (${Prisma.join([...page.from])})`] : []),
-      ...(page.until ? [Prisma.sql`${keys} ${before} (${Prisma.join([...page.until])})`] : []),
-    ],
-    ' AND ',
-  )
+  // The sort keys' names, the cursors' bound on them and the order: the walk's (a group's members
+  // carry their contacts' sort keys, migration membership_sort_keys) and the matches'.
+  const sorted = (names: readonly [string, string, string]) => {
+    const keys = Prisma.raw(`(${names.join(', ')})`)
+    const bound = Prisma.join(
+      [
+        Prisma.sql`1 = 1`,
+        ...(page.from ? [Prisma.sql`${keys} ${past} (${Prisma.join([...page.from])})`] : []),
+        ...(page.until ? [Prisma.sql`${keys} ${before} (${Prisma.join([...page.until])})`] : []),
+      ],
+      ' AND ',
+    )
+    return { bound, order: Prisma.raw(`ORDER BY ${names.map((name) => `${name} ${page.backward ? 'DESC' : 'ASC'}`).join(', ')}`) }
+  }
+  const { bound, order } = sorted(['"firstNameKey"', '"familyNameKey"', '"id"'])
+  const walk = listSource(kind, page)
+  const walkSorted = sorted(walk.keyNames)
   const like = `%${page.searchKey}%`
   // The walk's matches in order, and its probe-th row (whatever it is) to tell a walk cut short
   // from one that reached the end of the list. It stops as soon as take + 1 of those are found.
   const walked = await read(
     Prisma.sql`SELECT r."id", r."hit", r."n" FROM (SELECT w.*, ROW_NUMBER() OVER (${order}) AS "n" FROM (
-        SELECT "id", "firstNameKey", "familyNameKey", CASE WHEN "searchText" LIKE ${like} THEN 1 ELSE 0 END AS "hit"
-        FROM "Contact" WHERE "accountId" = ${page.accountId} AND ${bound} ${order} LIMIT ${probe}) w) r
+        SELECT c."id", ${Prisma.raw(walk.keyNames[0])} AS "firstNameKey", ${Prisma.raw(walk.keyNames[1])} AS "familyNameKey",
+          CASE WHEN c."searchText" LIKE ${like} THEN 1 ELSE 0 END AS "hit"
+        FROM ${walk.source} AND ${walkSorted.bound} ${walkSorted.order} LIMIT ${probe}) w) r
       WHERE r."hit" = 1 OR r."n" = ${probe} ${order} LIMIT ${page.take + 1}`,
   )
   const hits = walked.filter((row) => Number(row.hit) === 1).map((row) => row.id as string)
   if (hits.length >= page.take || !walked.some((row) => Number(row.n) === probe)) return hits.slice(0, page.take)
-  const matching = matchingContacts(kind, { accountId: page.accountId, searchKey: page.searchKey, candidatesFirst: true })
+  const matching = matchingContacts(kind, { accountId, groupId, searchKey: page.searchKey, candidatesFirst: true })
   // With the matches' total and what the count saw (the mark), so that the page can be remembered.
-  // A page read forward is read with the matches after it: its window, to follow changes with.
-  const forward = !page.until && !page.backward
+  // An account's page read forward is read with the matches after it: its window, to follow
+  // changes with (a group's changes are not followed).
+  const forward = !page.until && !page.backward && !groupId
   const found = await read(
     Prisma.sql`WITH matched AS MATERIALIZED (${matching})
-      SELECT t."total", t."mark", p."id", p."firstNameKey", p."familyNameKey" FROM (SELECT COUNT(*) AS "total", ${changeMark(kind, { accountId: page.accountId })} AS "mark" FROM matched) t
+      SELECT t."total", t."mark", p."id", p."firstNameKey", p."familyNameKey" FROM (SELECT COUNT(*) AS "total", ${changeMark(kind, { accountId, groupId })} AS "mark" FROM matched) t
       LEFT JOIN (SELECT "id", "firstNameKey", "familyNameKey" FROM matched WHERE ${bound} ${order} LIMIT ${page.take + (forward ? WINDOW_MARGIN : 0)}) p ON 1 = 1
       ORDER BY p."firstNameKey" ${direction}, p."familyNameKey" ${direction}, p."id" ${direction}`,
   )

@@ -17,3 +17,20 @@ export const accountNotIndexed = (kind: DatabaseKind) => Prisma.raw(kind === 'sq
 export const membersWithContacts = (kind: DatabaseKind, groupId: string, accountId: string) =>
   Prisma.sql`"Membership" m CROSS JOIN "Contact" c
       WHERE m."groupId" = ${groupId} AND c."id" = m."contactId" AND ${accountNotIndexed(kind)} = ${accountId}`
+
+/**
+ * A list's rows and its sort keys' names in order: the account's contacts ("Contact" c), or the
+ * group's members with their contacts, sorted by the members' own copy of the keys (migration
+ * membership_sort_keys), so that a group's list walks its own index.
+ */
+export function listSource(kind: DatabaseKind, list: { accountId: string; groupId?: string }) {
+  return list.groupId
+    ? {
+        source: membersWithContacts(kind, list.groupId, list.accountId),
+        keyNames: ['m."firstNameKey"', 'm."familyNameKey"', 'm."contactId"'] as const,
+      }
+    : {
+        source: Prisma.sql`"Contact" c WHERE c."accountId" = ${list.accountId}`,
+        keyNames: ['c."firstNameKey"', 'c."familyNameKey"', 'c."id"'] as const,
+      }
+}

@@ -362,28 +362,17 @@ function contactConnection(
       // Nodes of columns alone are read directly (contact-connection-page.ts); relations through Prisma.
       const columns = columnsOnly(query as NodesQuery)
       const searched = isTrigramTerm(searchKey)
-      // A group's search of 3 characters or more: on SQLite the group's members are walked (never
-      // more rows than Prisma's walk of the account); on PostgreSQL Prisma's statement, which
-      // neither walk beats for every term (docs/performance.md, "A group's search in the connection").
-      if (columns && !(groupId && searched && ctx.deps.dbKind === 'postgresql')) {
-        const page = { accountId, groupId, searchKey, from, until, backward: plan.backward, take: query.take }
+      const page = { accountId, groupId, searchKey, from, until, backward: plan.backward, take: query.take }
+      if (columns)
         return (
-          searched && !groupId
+          searched
             ? contactsByIds(ctx.deps, accountId, await searchPageIds(ctx.deps, page), columns)
             : connectionPageRows(ctx.deps, page, columns)
         ) as Promise<ContactRow[]>
-      }
-      if (groupId || !searched) return ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>
+      if (!searched) return ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>
       // A search through its own bounded plan (contact-search-page.ts), then the page's rows by id
       // with Pothos' selection.
-      const ids = await searchPageIds(ctx.deps, {
-        accountId,
-        searchKey,
-        from,
-        until,
-        backward: plan.backward,
-        take: query.take,
-      })
+      const ids = await searchPageIds(ctx.deps, page)
       // By primary key alone, unordered. Asked for the page's order, SQLite's planner walks the
       // account's name index checking each id (at a million, 950,000 entries before the first
       // Wanjiru); given the account too, it reads the account's mobile index. The ids are the
