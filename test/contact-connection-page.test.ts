@@ -171,6 +171,14 @@ describe.each(targets)('the contacts connection page read directly on $name', (t
     )
     const walked = groupSearch.statements.filter((sql) => /FROM "Membership" m CROSS JOIN "Contact" c/.test(sql))
     expect(walked).toHaveLength(1)
+    // The same search with a relation under the nodes: the same walk for the ids, the rows through Prisma.
+    const groupSearchRelations = await statementsOf(
+      `{ group(id: "${groupId}") { contactsConnection(first: 100, search: "oti") { edges { node { uuid groups { name } } } } } }`,
+    )
+    const edges = groupSearchRelations.data.group.contactsConnection.edges as { node: { uuid: string; groups: { name: string }[] } }[]
+    expect(edges.map((e) => e.node.uuid)).toEqual(members.map((row) => row.id))
+    for (const edge of edges) expect(edge.node.groups.map((g) => g.name)).toEqual(['Thirds'])
+    expect(groupSearchRelations.statements.filter((sql) => /FROM "Membership" m CROSS JOIN "Contact" c/.test(sql))).toHaveLength(1)
     // A page after a cursor with hasPreviousPage: the page and the flag, each a statement of its own.
     const cursor = columnsOnly.data.contactsConnection.edges[2].cursor
     const after = await statementsOf(
