@@ -14,10 +14,7 @@ import type { Deps } from '../deps.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { listRow, readDirect, selectedColumns, type ContactListColumn } from './contact-list.js'
 import type { SearchPageRequest } from './contact-search-page.js'
-import { accountNotIndexed, listSource } from './contact-sql.js'
-
-/** A page of an account's contacts or of a group's members: here a search of any length ('' for none). */
-type ConnectionPageRequest = SearchPageRequest
+import { accountNotIndexed, keysetBound, listSource } from './contact-sql.js'
 
 /** The list's source and sort keys: the account's contacts, or the group's members (their own sort keys). */
 function listSql(deps: Pick<Deps, 'dbKind'>, list: { accountId: string; groupId?: string; searchKey: string }) {
@@ -29,19 +26,18 @@ function listSql(deps: Pick<Deps, 'dbKind'>, list: { accountId: string; groupId?
 /** `AND` each condition, after the source's own WHERE (nothing when there is none). */
 const andAll = (conditions: Prisma.Sql[]) => (conditions.length ? Prisma.sql`AND ${Prisma.join(conditions, ' AND ')}` : Prisma.empty)
 
-/** The page's rows in the reading direction, with `columns` (dates as Date, as Prisma's). */
+/**
+ * The page's rows in the reading direction, with `columns` (dates as Date, as Prisma's). The page
+ * of an account's contacts or of a group's members; here its search may be of any length ('' for none).
+ */
 export async function connectionPageRows(
   deps: Pick<Deps, 'db' | 'dbKind' | 'directRead'>,
-  page: ConnectionPageRequest,
+  page: SearchPageRequest,
   columns: readonly ContactListColumn[],
 ): Promise<Record<string, unknown>[]> {
-  const { keyNames, keys, source, search } = listSql(deps, page)
-  const bound = andAll([
-    ...(page.from ? [Prisma.sql`${keys} ${Prisma.raw(page.backward ? '<' : '>')} (${Prisma.join([...page.from])})`] : []),
-    ...(page.until ? [Prisma.sql`${keys} ${Prisma.raw(page.backward ? '>' : '<')} (${Prisma.join([...page.until])})`] : []),
-    ...search,
-  ])
-  const order = Prisma.raw(`ORDER BY ${keyNames.map((key) => `${key} ${page.backward ? 'DESC' : 'ASC'}`).join(', ')}`)
+  const { keyNames, source, search } = listSql(deps, page)
+  const { conditions, order } = keysetBound(keyNames, page)
+  const bound = andAll([...conditions, ...search])
   const rows = await readDirect(deps)(Prisma.sql`SELECT ${selectedColumns(columns)} FROM ${source} ${bound} ${order} LIMIT ${page.take}`)
   return rows.map((raw) => listRow(raw, columns))
 }

@@ -30,7 +30,7 @@ import {
   type SearchWindow,
 } from './remembered-searches.js'
 import { matchingContacts, readDirect } from './contact-list.js'
-import { listSource } from './contact-sql.js'
+import { keysetBound, listSource } from './contact-sql.js'
 
 /**
  * How many contacts past the cursor the walk reads before the search index takes over. PostgreSQL
@@ -77,25 +77,13 @@ export async function searchPageIds(
     if (next) return next.ids
   }
   const direction = Prisma.raw(page.backward ? 'DESC' : 'ASC')
-  const past = Prisma.raw(page.backward ? '<' : '>')
-  const before = Prisma.raw(page.backward ? '>' : '<')
-  // The sort keys' names, the cursors' bound on them and the order: the walk's (a group's members
-  // carry their contacts' sort keys, migration membership_sort_keys) and the matches'.
-  const sorted = (names: readonly [string, string, string]) => {
-    const keys = Prisma.raw(`(${names.join(', ')})`)
-    const bound = Prisma.join(
-      [
-        Prisma.sql`1 = 1`,
-        ...(page.from ? [Prisma.sql`${keys} ${past} (${Prisma.join([...page.from])})`] : []),
-        ...(page.until ? [Prisma.sql`${keys} ${before} (${Prisma.join([...page.until])})`] : []),
-      ],
-      ' AND ',
-    )
-    return { bound, order: Prisma.raw(`ORDER BY ${names.map((name) => `${name} ${page.backward ? 'DESC' : 'ASC'}`).join(', ')}`) }
-  }
-  const { bound, order } = sorted(['"firstNameKey"', '"familyNameKey"', '"id"'])
+  // The cursors' bound and the order: on the matches' sort keys, and on the walk's (a group's
+  // members carry their contacts' sort keys, migration membership_sort_keys).
+  const andBound = (conditions: Prisma.Sql[]) => Prisma.join([Prisma.sql`1 = 1`, ...conditions], ' AND ')
+  const matches = keysetBound(['"firstNameKey"', '"familyNameKey"', '"id"'], page)
+  const [bound, order] = [andBound(matches.conditions), matches.order]
   const walk = listSource(kind, page)
-  const walkSorted = sorted(walk.keyNames)
+  const walkKeyset = keysetBound(walk.keyNames, page)
   const like = `%${page.searchKey}%`
   // The walk's matches in order, and its probe-th row (whatever it is) to tell a walk cut short
   // from one that reached the end of the list. It stops as soon as take + 1 of those are found.
@@ -103,7 +91,7 @@ export async function searchPageIds(
     Prisma.sql`SELECT r."id", r."hit", r."n" FROM (SELECT w.*, ROW_NUMBER() OVER (${order}) AS "n" FROM (
         SELECT c."id", ${Prisma.raw(walk.keyNames[0])} AS "firstNameKey", ${Prisma.raw(walk.keyNames[1])} AS "familyNameKey",
           CASE WHEN c."searchText" LIKE ${like} THEN 1 ELSE 0 END AS "hit"
-        FROM ${walk.source} AND ${walkSorted.bound} ${walkSorted.order} LIMIT ${probe}) w) r
+        FROM ${walk.source} AND ${andBound(walkKeyset.conditions)} ${walkKeyset.order} LIMIT ${probe}) w) r
       WHERE r."hit" = 1 OR r."n" = ${probe} ${order} LIMIT ${page.take + 1}`,
   )
   const hits = walked.filter((row) => Number(row.hit) === 1).map((row) => row.id as string)

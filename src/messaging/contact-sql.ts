@@ -34,3 +34,26 @@ export function listSource(kind: DatabaseKind, list: { accountId: string; groupI
         keyNames: ['c."firstNameKey"', 'c."familyNameKey"', 'c."id"'] as const,
       }
 }
+
+/** The page's cursors and reading direction (the Relay connection's). */
+interface Keyset {
+  /** The sort keys of the cursor the page is read from: rows strictly past it. */
+  from: readonly string[] | null
+  /** The other cursor, when both are given: rows strictly before it. */
+  until: readonly string[] | null
+  backward: boolean
+}
+
+/**
+ * The cursors' bound on the sort keys `keyNames` (each cursor as one row comparison) and the
+ * ORDER BY of the reading direction.
+ */
+export function keysetBound(keyNames: readonly string[], { from, until, backward }: Keyset) {
+  const keys = Prisma.raw(`(${keyNames.join(', ')})`)
+  const conditions = [
+    ...(from ? [Prisma.sql`${keys} ${Prisma.raw(backward ? '<' : '>')} (${Prisma.join([...from])})`] : []),
+    ...(until ? [Prisma.sql`${keys} ${Prisma.raw(backward ? '>' : '<')} (${Prisma.join([...until])})`] : []),
+  ]
+  const order = Prisma.raw(`ORDER BY ${keyNames.map((key) => `${key} ${backward ? 'DESC' : 'ASC'}`).join(', ')}`)
+  return { conditions, order }
+}
