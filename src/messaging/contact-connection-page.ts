@@ -12,6 +12,7 @@
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Deps } from '../deps.js'
 import { jsonTexts } from '../db/json-texts.js'
+import { rowCount } from '../db/row-count.js'
 import { listRow, readDirect, selectedColumns, type ContactListColumn } from './contact-list.js'
 import type { SearchPageRequest } from './contact-search-page.js'
 import { accountNotIndexed, keysetBound, listSource } from './contact-sql.js'
@@ -38,7 +39,9 @@ export async function connectionPageRows(
   const { keyNames, source, search } = listSql(deps, page)
   const { conditions, order } = keysetBound(keyNames, page)
   const bound = andAll([...conditions, ...search])
-  const rows = await readDirect(deps)(Prisma.sql`SELECT ${selectedColumns(columns)} FROM ${source} ${bound} ${order} LIMIT ${page.take}`)
+  const rows = await readDirect(deps)(
+    Prisma.sql`SELECT ${selectedColumns(columns)} FROM ${source} ${bound} ${order} LIMIT ${rowCount(deps.dbKind, page.take)}`,
+  )
   return rows.map((raw) => listRow(raw, columns))
 }
 

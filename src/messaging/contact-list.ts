@@ -34,6 +34,7 @@ import { notFound } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 import { jsonTexts } from '../db/json-texts.js'
+import { rowCount } from '../db/row-count.js'
 import { accountNotIndexed, membersWithContacts } from './contact-sql.js'
 import {
   changeMark,
@@ -343,7 +344,7 @@ export function contactListStatement(kind: DatabaseKind, list: ContactList, colu
   const { accountId, groupId, request } = list
   const selected = selectedColumns(columns)
   const margin = request.searchKey && list.margin ? list.margin : { before: 0, after: 0 }
-  const window = Prisma.sql`ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${request.perPage + margin.before + margin.after} OFFSET ${request.skip - margin.before}`
+  const window = Prisma.sql`ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${rowCount(kind, request.perPage + margin.before + margin.after)} OFFSET ${request.skip - margin.before}`
   let sql: Prisma.Sql
   if (!request.searchKey) {
     // A group's members carry their contacts' sort keys (migration membership_sort_keys), so both
@@ -455,7 +456,7 @@ function fromNearerEnd(
   const walkForward = (where: Prisma.Sql, limit: Prisma.Sql) =>
     Prisma.sql`SELECT "id" FROM (SELECT "id" FROM (${ids}) l ${where}
         ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${limit} OFFSET ${skip}) f`
-  if (skip <= forwardOnlyUpTo) return walkForward(Prisma.empty, Prisma.sql`${perPage}`)
+  if (skip <= forwardOnlyUpTo) return walkForward(Prisma.empty, rowCount(kind, perPage))
   const atLeastZero = (value: Prisma.Sql) => (kind === 'sqlite' ? Prisma.sql`MAX(${value}, 0)` : Prisma.sql`GREATEST(${value}, 0)`)
   const total = Prisma.sql`(SELECT "total" FROM t)`
   // Forward when the rows before the page are no more than the rows after it.
@@ -467,7 +468,7 @@ function fromNearerEnd(
   const guarded = (when: Prisma.Sql) =>
     kind === 'sqlite'
       ? { where: Prisma.empty, limit: Prisma.sql`CASE WHEN ${when} THEN ${perPage} ELSE 0 END` }
-      : { where: Prisma.sql`WHERE ${when}`, limit: Prisma.sql`${perPage}` }
+      : { where: Prisma.sql`WHERE ${when}`, limit: rowCount(kind, perPage) }
   const ahead = guarded(forward)
   const back = guarded(Prisma.sql`NOT (${forward})`)
   // The reversed walk ends at the page's last row; when that is the list's last, shorter page the

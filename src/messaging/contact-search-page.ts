@@ -31,6 +31,7 @@ import {
 } from './remembered-searches.js'
 import { matchingContacts, readDirect } from './contact-list.js'
 import { keysetBound, listSource } from './contact-sql.js'
+import { rowCount } from '../db/row-count.js'
 
 /**
  * How many contacts past the cursor the walk reads before the search index takes over. PostgreSQL
@@ -91,8 +92,8 @@ export async function searchPageIds(
     Prisma.sql`SELECT r."id", r."hit", r."n" FROM (SELECT w.*, ROW_NUMBER() OVER (${order}) AS "n" FROM (
         SELECT c."id", ${Prisma.raw(walk.keyNames[0])} AS "firstNameKey", ${Prisma.raw(walk.keyNames[1])} AS "familyNameKey",
           CASE WHEN c."searchText" LIKE ${like} THEN 1 ELSE 0 END AS "hit"
-        FROM ${walk.source} AND ${andBound(walkKeyset.conditions)} ${walkKeyset.order} LIMIT ${probe}) w) r
-      WHERE r."hit" = 1 OR r."n" = ${probe} ${order} LIMIT ${page.take + 1}`,
+        FROM ${walk.source} AND ${andBound(walkKeyset.conditions)} ${walkKeyset.order} LIMIT ${rowCount(kind, probe)}) w) r
+      WHERE r."hit" = 1 OR r."n" = ${probe} ${order} LIMIT ${rowCount(kind, page.take + 1)}`,
   )
   const hits = walked.filter((row) => Number(row.hit) === 1).map((row) => row.id as string)
   if (hits.length >= page.take || !walked.some((row) => Number(row.n) === probe)) return hits.slice(0, page.take)
@@ -104,7 +105,7 @@ export async function searchPageIds(
   const found = await read(
     Prisma.sql`WITH matched AS MATERIALIZED (${matching})
       SELECT t."total", t."mark", p."id", p."firstNameKey", p."familyNameKey" FROM (SELECT COUNT(*) AS "total", ${changeMark(kind, { accountId, groupId })} AS "mark" FROM matched) t
-      LEFT JOIN (SELECT "id", "firstNameKey", "familyNameKey" FROM matched WHERE ${bound} ${order} LIMIT ${page.take + (forward ? WINDOW_MARGIN : 0)}) p ON 1 = 1
+      LEFT JOIN (SELECT "id", "firstNameKey", "familyNameKey" FROM matched WHERE ${bound} ${order} LIMIT ${rowCount(kind, page.take + (forward ? WINDOW_MARGIN : 0))}) p ON 1 = 1
       ORDER BY p."firstNameKey" ${direction}, p."familyNameKey" ${direction}, p."id" ${direction}`,
   )
   const entries = found

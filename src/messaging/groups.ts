@@ -6,6 +6,7 @@ import { InputRules, LIMITS, isStorableText } from './input-rules.js'
 import { simKey } from './mobile.js'
 import { searchKey } from './search-text.js'
 import { rawDate, type PageRequest } from './paging.js'
+import { rowCount } from '../db/row-count.js'
 import type { Group } from '../generated/sqlite/client.js'
 
 export interface GroupInput {
@@ -160,7 +161,11 @@ export const GROUP_LIST_COLUMNS: ReadonlySet<string> = new Set(GROUP_COLUMNS)
  * few groups, so the total is a COUNT(*) in the same statement; search is the same LIKE as Prisma's
  * `contains` (search-text.ts keeps wildcards out of the term).
  */
-export async function listGroups(db: Db, accountId: string, request: Pick<PageRequest, 'searchKey' | 'skip' | 'perPage'>) {
+export async function listGroups(
+  { db, dbKind }: Pick<Deps, 'db' | 'dbKind'>,
+  accountId: string,
+  request: Pick<PageRequest, 'searchKey' | 'skip' | 'perPage'>,
+) {
   const where = request.searchKey
     ? Prisma.sql`"accountId" = ${accountId} AND "searchText" LIKE ${`%${request.searchKey}%`}`
     : Prisma.sql`"accountId" = ${accountId}`
@@ -168,7 +173,7 @@ export async function listGroups(db: Db, accountId: string, request: Pick<PageRe
   const result = await db.$queryRaw<
     Record<string, unknown>[]
   >(Prisma.sql`SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM "Group" WHERE ${where}) t
-    LEFT JOIN (SELECT ${columns} FROM "Group" WHERE ${where} ORDER BY "nameKey", "id" LIMIT ${request.perPage} OFFSET ${request.skip}) p ON 1 = 1
+    LEFT JOIN (SELECT ${columns} FROM "Group" WHERE ${where} ORDER BY "nameKey", "id" LIMIT ${rowCount(dbKind, request.perPage)} OFFSET ${request.skip}) p ON 1 = 1
     ORDER BY p."nameKey", p."id"`)
   const rows = result
     .filter((r) => r.id !== null && r.id !== undefined)

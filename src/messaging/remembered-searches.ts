@@ -44,6 +44,7 @@ import type { Deps } from '../deps.js'
 import { Prisma } from '../generated/sqlite/client.js'
 import { oncePerInterval } from '../core/once-per-interval.js'
 import { jsonTexts } from '../db/json-texts.js'
+import { rowCount } from '../db/row-count.js'
 import { accountNotIndexed } from './contact-sql.js'
 
 /** Searches with fewer matches run in full every time: the search index makes that a few milliseconds. */
@@ -231,7 +232,7 @@ function editsSince(kind: DatabaseKind, accountId: string, mark: string): Prisma
   if (kind === 'sqlite')
     // With one MIN(), SQLite takes the other columns from the row that has it.
     return Prisma.sql`e AS (SELECT "contactId", "change", "oldText", "oldKey1", "oldKey2" FROM "ContactEdit"
-        WHERE "accountId" = ${accountId} AND "change" > ${Number(mark)} ORDER BY "change" LIMIT ${FOLLOW_MAX_EDITS + 1}),
+        WHERE "accountId" = ${accountId} AND "change" > ${Number(mark)} ORDER BY "change" LIMIT ${rowCount(kind, FOLLOW_MAX_EDITS + 1)}),
       ch AS (SELECT "contactId", MIN("change") AS "first", "oldText", "oldKey1", "oldKey2" FROM e GROUP BY "contactId")`
   return Prisma.sql`e AS (SELECT "contactId", "seq", "oldText", "oldKey1", "oldKey2" FROM "ContactEdit"
         WHERE "accountId" = ${accountId} AND "txid" >= pg_snapshot_xmin(CAST(${mark} AS pg_snapshot))

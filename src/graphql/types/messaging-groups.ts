@@ -53,7 +53,7 @@ interface GroupPageSource {
   loaded?: ReturnType<typeof listGroups>
 }
 
-const loadPage = (source: GroupPageSource, ctx: Context) => (source.loaded ??= listGroups(ctx.deps.db, source.accountId, source.request))
+const loadPage = (source: GroupPageSource, ctx: Context) => (source.loaded ??= listGroups(ctx.deps, source.accountId, source.request))
 
 const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
   description: 'One page of groups, by name.',
