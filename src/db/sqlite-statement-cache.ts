@@ -16,6 +16,8 @@ export const STATEMENT_CACHE_SIZE = 256
  * the arguments and passes them on each call, with the members the adapter uses: `bind`, `reader`,
  * `run`, `columns`, `raw().all()`. Statements stay valid across schema changes (SQLite recompiles
  * a prepared statement whose schema changed), and a connection runs one statement at a time.
+ * SQLite also recompiles one whose plan read a bound value, every time that parameter is bound
+ * again: a lone `LIMIT ?` is one, so the pages write their LIMIT into the text (row-count.ts).
  */
 export class CachingPrismaBetterSQLite3 extends PrismaBetterSQLite3 {
   /**
