@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
-import { cachePreparedStatements } from '../src/db/sqlite-statement-cache.js'
+import { cachePreparedStatements, sqliteRows, type CachingPrismaBetterSQLite3 } from '../src/db/sqlite-statement-cache.js'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 
@@ -53,6 +53,24 @@ describe('the SQLite prepared-statement cache', () => {
     expect(db.prepare(select).bind([]).raw().all()).toEqual([
       [1, 'x', null],
       [2, 'y', null],
+    ])
+  })
+
+  it('answers the direct reads’ rows by column name, the names read once per statement and again when a schema change adds a column', () => {
+    const db = connection()
+    cachePreparedStatements(db)
+    // sqliteRows reads only the adapter's connection.
+    const adapter = { client: db } as unknown as CachingPrismaBetterSQLite3
+    db.prepare('INSERT INTO t (name) VALUES (?)').bind(['x']).run()
+    const all = 'SELECT * FROM t ORDER BY id'
+    expect(sqliteRows(adapter, all, [])).toEqual([{ id: 1, name: 'x' }])
+    expect(sqliteRows(adapter, 'SELECT name AS "n" FROM t WHERE id = ?', [1])).toEqual([{ n: 'x' }])
+    expect(sqliteRows(adapter, 'SELECT name AS "n" FROM t WHERE id = ?', [2])).toEqual([])
+    expect(sqliteRows(adapter, 'INSERT INTO t (name) VALUES (?)', ['y'])).toEqual([])
+    db.exec('ALTER TABLE t ADD COLUMN extra TEXT')
+    expect(sqliteRows(adapter, all, [])).toEqual([
+      { id: 1, name: 'x', extra: null },
+      { id: 2, name: 'y', extra: null },
     ])
   })
 
