@@ -20,7 +20,7 @@ v8.setFlagsFromString('--heap-growing-percent=50')
  * sockets and the fetch adapter's streams have run through it, where a bare node:http server sees
  * one to three; V8's default of four sends those sites megamorphic for the process's life. Eight
  * keeps them polymorphic: a cached now-playing answer after an add-contacts and contact pages took
- * 3.5% fewer instructions (docs/performance.md, "Node's own code kept polymorphic"). Read by V8
+ * 3.6% fewer instructions (docs/performance.md, "Node's own code kept polymorphic"). Read by V8
  * each time it updates an inline cache, so it applies to every site from here on.
  */
 v8.setFlagsFromString('--max-valid-polymorphic-map-count=8')
