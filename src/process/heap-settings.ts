@@ -16,11 +16,12 @@ v8.setFlagsFromString('--heap-growing-percent=50')
  * A property read or write that has seen more hidden classes than this goes megamorphic: V8 then
  * looks each access up in its global stub cache instead of checking the few classes inline. Node's
  * own HTTP and stream code (the request, response and socket constructors, their `on`, `end` and
- * `headers`) sees five to eight classes in this process once the REST and GraphQL paths, pg's
- * sockets and the fetch adapter's streams have run through it, where a bare node:http server sees
- * one to three; V8's default of four sends those sites megamorphic for the process's life. Eight
- * keeps them polymorphic: a cached now-playing answer after an add-contacts and contact pages took
- * 3.6% fewer instructions (docs/performance.md, "Node's own code kept polymorphic"). Read by V8
- * each time it updates an inline cache, so it applies to every site from here on.
+ * `headers`) sees more classes in this process once the REST and GraphQL paths, pg's sockets and
+ * the fetch adapter's streams have run through it, and V8's default of four sent those sites
+ * megamorphic for the process's life (a profile: three times a bare node:http server's time in
+ * the megamorphic lookups). Eight keeps most of them polymorphic (sixteen gained no more): a cached
+ * now-playing answer after an add-contacts and contact pages took 3.6% fewer instructions, a REST
+ * page 3.7% and a GraphQL page 1.8% (docs/performance.md, "Node's own code kept polymorphic").
+ * Read by V8 each time it updates an inline cache, so it applies to every site from here on.
  */
 v8.setFlagsFromString('--max-valid-polymorphic-map-count=8')
