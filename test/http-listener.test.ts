@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -23,6 +23,7 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   })
   afterAll(() => new Promise((resolve) => server.close(resolve)))
+  const port = () => (server.address() as AddressInfo).port
 
   const path = '/api/channels/6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f/status'
 
@@ -116,6 +117,63 @@ describe.each(targets)('HTTP listener and microcache on $name', (target) => {
     expect(answer).toContain('{"data":{"__typename":"Query"}}')
     await drained
     expect(own.listening).toBe(false)
+  })
+
+  it('writes a turn’s replays after the turn’s parses, in the order the requests came', async () => {
+    const first = await fetch(base + path) // an entry for this second, whatever ran before
+    const body = await first.text()
+    // A second listener runs right after the service's for each request: none is written yet.
+    const seen: [string, boolean][] = []
+    const written: boolean[] = []
+    const probe = (req: IncomingMessage, res: ServerResponse) => {
+      seen.push([req.headers['x-request-id'] as string, res.headersSent])
+      setImmediate(() => written.push(res.headersSent))
+    }
+    server.on('request', probe)
+    try {
+      // Three requests in one write: node parses all three in one turn.
+      const request = (id: string, last = false) =>
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n${last ? 'Connection: close\r\n' : ''}\r\n`
+      const raw = await rawExchange(port(), request('p-1') + request('p-2') + request('p-3', true))
+      const answers = raw.split(/(?=HTTP\/1\.1 )/)
+      expect(answers.map((a) => a.match(/^HTTP\/1\.1 (\d+)/)?.[1])).toEqual(['200', '200', '200'])
+      expect(answers.map((a) => a.match(/\r\nX-Request-Id: ([^\r]+)/i)?.[1])).toEqual(['p-1', 'p-2', 'p-3'])
+      for (const a of answers) expect(a.endsWith(body)).toBe(true)
+      expect(seen).toEqual([
+        ['p-1', false],
+        ['p-2', false],
+        ['p-3', false],
+      ])
+      expect(written).toEqual([true, true, true])
+    } finally {
+      server.off('request', probe)
+    }
+  })
+
+  it('replays the rest of a turn when a client has gone before its answer is written', async () => {
+    await (await fetch(base + path)).text()
+    // The client of the first request is cut before the turn's end: its replay finds the socket
+    // destroyed; the second, in the same write, is on a socket of its own that stays.
+    const cut = (req: IncomingMessage) => {
+      if (req.headers['x-request-id'] === 'gone') req.socket.destroy()
+    }
+    server.on('request', cut)
+    try {
+      const gone = connect(port(), '127.0.0.1')
+      await new Promise((resolve) => gone.on('connect', resolve))
+      let received = ''
+      gone.on('data', (chunk: Buffer) => (received += chunk.toString()))
+      const closed = new Promise((resolve) => gone.on('close', resolve))
+      gone.on('error', () => {})
+      gone.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: gone\r\n\r\n`)
+      const kept = rawExchange(port(), `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: kept\r\nConnection: close\r\n\r\n`)
+      await closed
+      expect(received).toBe('') // cut before the turn's end: nothing was written to it
+      expect(await kept).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\nX-Request-Id: kept\r\n/i)
+      expect((await fetch(base + path)).status).toBe(200)
+    } finally {
+      server.off('request', cut)
+    }
   })
 
   it('never replays authenticated answers', async () => {
