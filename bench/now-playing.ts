@@ -93,14 +93,14 @@ function processTree(pid: number): number[] {
  * to the writer.
  */
 function cpuSeconds(child: ChildProcess): { all: number; system: number } {
-  let ticks = 0
+  let user = 0
   let system = 0
   for (const pid of processTree(child.pid!)) {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    ticks += Number(fields[11]) + Number(fields[12]) // utime, stime in clock ticks (USER_HZ = 100)
+    user += Number(fields[11]) // utime and stime, in clock ticks (USER_HZ = 100)
     system += Number(fields[12])
   }
-  return { all: ticks / 100, system: system / 100 }
+  return { all: (user + system) / 100, system: system / 100 }
 }
 
 // On a shared machine req/s depends on what else runs; CPU per request of each server does not.

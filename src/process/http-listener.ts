@@ -68,12 +68,11 @@ export function createListener(
   // The system clock is Date.now(); a test clock is asked (it may be pinned).
   const nowMs = clock === systemClock ? Date.now : () => clock.now().getTime()
   // The turn's hits, four slots each (request, response, entry, arrival time): one flat list,
-  // swapped with a spare at each flush and reused, so a hit allocates nothing.
+  // swapped with a spare at each flush and reused, so a hit allocates nothing. A flush is due
+  // exactly while the list holds hits: the first hit of a turn schedules it.
   let turn: Pending = []
   let spare: Pending = []
-  let scheduled = false
   const flush = () => {
-    scheduled = false
     // A response finished here may let node parse a pipelined request at once: it joins a new turn.
     const pending = turn
     turn = spare
@@ -102,11 +101,8 @@ export function createListener(
       // Looked up on arrival: the entry of the second the request came in.
       const hit = app.microcache.hit(req, nowMs())
       if (hit) {
+        if (turn.length === 0) setImmediate(flush)
         turn.push(req, res, hit, started)
-        if (!scheduled) {
-          scheduled = true
-          setImmediate(flush)
-        }
         return
       }
     }
