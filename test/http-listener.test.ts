@@ -371,6 +371,58 @@ describe('access line of a replay', () => {
     ])
   })
 
+  it('is written in the check phase that writes its replay: the turn schedules one setImmediate, not two', async () => {
+    const { spawnSync } = await import('node:child_process')
+    // The real listener and logger in a process of their own, stdout a pipe. Each setImmediate is
+    // recorded with its callback's name, and each write to stdout with the immediate it ran in.
+    const script = `
+      import fs from 'node:fs'
+      import { createServer } from 'node:http'
+      import { connect } from 'node:net'
+      import { createLogger } from './src/core/logger.ts'
+      import { systemClock } from './src/core/clock.ts'
+      import { Microcache } from './src/http/microcache.ts'
+      import { createListener } from './src/process/http-listener.ts'
+      const microcache = new Microcache(60_000)
+      microcache.set(microcache.key('/api/x', new Date()), { status: 200, headers: {}, body: '{}', etag: '"e"' })
+      const app = { microcache, fetch: () => new Response('not cached', { status: 500 }) }
+      const listener = createListener(app, { clock: systemClock, logger: createLogger('info') })
+      const events = []
+      let running = 'none'
+      const plain = globalThis.setImmediate
+      globalThis.setImmediate = (callback, ...args) => {
+        events.push('schedule ' + callback.name)
+        return plain(() => {
+          running = callback.name
+          try { callback(...args) } finally { running = 'none' }
+        })
+      }
+      const writeSync = fs.writeSync
+      fs.writeSync = (fd, ...rest) => {
+        if (fd === 1) events.push('stdout in ' + running)
+        return writeSync(fd, ...rest)
+      }
+      const server = createServer(listener).listen(0, '127.0.0.1', () => {
+        const socket = connect(server.address().port, '127.0.0.1')
+        socket.write('GET /api/x HTTP/1.1\\r\\nHost: a\\r\\nConnection: close\\r\\n\\r\\n')
+        let answer = ''
+        socket.on('data', (chunk) => (answer += chunk))
+        socket.on('close', () => {
+          globalThis.setImmediate = plain
+          server.close()
+          process.stderr.write(JSON.stringify({ answer: answer.split('\\r\\n')[0], events }))
+        })
+      })`
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    const { answer, events } = JSON.parse(run.stderr) as { answer: string; events: string[] }
+    expect(answer).toBe('HTTP/1.1 200 OK')
+    const line = JSON.parse(run.stdout.trim()) as { path: string; status: number; cached: boolean }
+    expect(line).toMatchObject({ path: '/api/x', status: 200, cached: true })
+    // The listener's flush is the only immediate our code schedules, and the line is written in it.
+    expect(events.filter((e) => e === 'schedule flush' || e === 'schedule endTurn')).toEqual(['schedule flush'])
+    expect(events.filter((e) => e.startsWith('stdout'))).toEqual(['stdout in flush'])
+  })
+
   it('is the line pino writes for the same fields, on the same stdout', async () => {
     const { execFileSync } = await import('node:child_process')
     const script = `

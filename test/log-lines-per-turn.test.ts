@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { linesPerTurn } from '../src/core/logger.js'
+import { createLogger, linesPerTurn, withinOf, writeWithin } from '../src/core/logger.js'
 
 /** A destination that keeps what it is given, write by write (what stdout would receive). */
 function recorder() {
@@ -70,6 +70,48 @@ describe('stdout lines, one write per event-loop turn (src/core/logger.ts)', () 
     sink.flushSync()
     expect(writes).toEqual(['a\n', 'b\n'])
     expect(calls).toEqual(['flush', 'flushSync'])
+  })
+
+  it('writes the lines logged within writeWithin as it returns, after the turn’s earlier ones, and schedules nothing for them', async () => {
+    const { sink, writes } = recorder()
+    const within = withinOf(sink)!
+    sink.write('a\n')
+    within(() => {
+      sink.write('b\n')
+      sink.write('c\n')
+      expect(writes).toEqual([])
+    })
+    expect(writes).toEqual(['a\nb\nc\n'])
+    // Alone in a turn: written as it returns, and no turn end is left to write anything.
+    await nextTurn()
+    within(() => sink.write('d\n'))
+    expect(writes).toEqual(['a\nb\nc\n', 'd\n'])
+    await nextTurn()
+    expect(writes).toHaveLength(2)
+    // A line after it in the same turn is held for the turn's end as before.
+    within(() => sink.write('e\n'))
+    sink.write('f\n')
+    expect(writes).toEqual(['a\nb\nc\n', 'd\n', 'e\n'])
+    await nextTurn()
+    expect(writes).toEqual(['a\nb\nc\n', 'd\n', 'e\n', 'f\n'])
+  })
+
+  it('writes what writeWithin’s body logged even when the body throws', () => {
+    const { sink, writes } = recorder()
+    expect(() =>
+      withinOf(sink)!(() => {
+        sink.write('logged\n')
+        throw new Error('replay failed')
+      }),
+    ).toThrow('replay failed')
+    expect(writes).toEqual(['logged\n'])
+  })
+
+  it('writeWithin of a logger it did not make only runs the body', () => {
+    let ran = 0
+    writeWithin(createLogger('info').child({}))(() => ran++)
+    expect(ran).toBe(1)
+    expect(withinOf({})).toBeUndefined()
   })
 
   it('the real logger on a pipe: every line of many turns arrives whole and in order, the buffer reused between them', () => {

@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js'
 import type { Env } from '../core/env.js'
 import type { Metrics } from '../metrics/create-metrics.js'
 import { rawHeader } from '../http/microcache.js'
-import { replayLog } from '../core/logger.js'
+import { replayLog, writeWithin } from '../core/logger.js'
 
 /** A microcache entry the listener replays. */
 type Hit = NonNullable<ReturnType<App['microcache']['hit']>>
@@ -65,6 +65,7 @@ export function createListener(
   if (workerId) app.microcache.addHeaders(['X-Worker', workerId])
   const nextId = requestIdSource()
   const log = replayLog(logger)
+  const within = writeWithin(logger)
   // The system clock is Date.now(); a test clock is asked (it may be pinned).
   const nowMs = clock === systemClock ? Date.now : () => clock.now().getTime()
   // The turn's hits, four slots each (request, response, entry, arrival time): one flat list,
@@ -72,7 +73,7 @@ export function createListener(
   // exactly while the list holds hits: the first hit of a turn schedules it.
   let turn: Pending = []
   let spare: Pending = []
-  const flush = () => {
+  const writeTurn = () => {
     // A response finished here may let node parse a pipelined request at once: it joins a new turn.
     const pending = turn
     turn = spare
@@ -95,6 +96,9 @@ export function createListener(
     pending.length = 0
     spare = pending
   }
+  // The access lines are written as the replays end, in this same check phase: the log schedules
+  // no turn end of its own for them.
+  const flush = () => within(writeTurn)
   return (req: IncomingMessage, res: ServerResponse) => {
     if (app.microcache.enabled) {
       const started = performance.now()
