@@ -377,6 +377,7 @@ describe('access line of a replay', () => {
     // recorded with its callback's name, and each write to stdout with the immediate it ran in.
     const script = `
       import fs from 'node:fs'
+      import { syncBuiltinESMExports } from 'node:module'
       import { createServer } from 'node:http'
       import { connect } from 'node:net'
       import { createLogger } from './src/core/logger.ts'
@@ -402,6 +403,8 @@ describe('access line of a replay', () => {
         if (fd === 1) events.push('stdout in ' + running)
         return writeSync(fd, ...rest)
       }
+      // The logger imports writeSync by name: its binding follows fs once synced.
+      syncBuiltinESMExports()
       const server = createServer(listener).listen(0, '127.0.0.1', () => {
         const socket = connect(server.address().port, '127.0.0.1')
         socket.write('GET /api/x HTTP/1.1\\r\\nHost: a\\r\\nConnection: close\\r\\n\\r\\n')

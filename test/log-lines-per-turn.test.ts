@@ -1,12 +1,16 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createLogger, linesPerTurn, withinOf, writeWithin } from '../src/core/logger.js'
 
 /** A destination that keeps what it is given, write by write (what stdout would receive). */
-function recorder() {
+function recorder(fd?: number) {
   const writes: string[] = []
   const calls: string[] = []
   const sink = linesPerTurn({
+    fd,
     // A Buffer, as pino's SonicBoom in buffer mode takes it; the sink reuses it, so it is read now.
     write(chunk: Buffer | string) {
       writes.push(chunk.toString())
@@ -113,6 +117,93 @@ describe('stdout lines, one write per event-loop turn (src/core/logger.ts)', () 
     expect(ran).toBe(1)
     expect(withinOf({})).toBeUndefined()
   })
+
+  it('writes to the destination’s file descriptor itself when it has one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lines-'))
+    const fd = openSync(join(dir, 'out'), 'w')
+    try {
+      const { sink, writes } = recorder(fd)
+      sink.write('{"n":1}\n')
+      sink.write('{"n":2}\n')
+      await nextTurn()
+      withinOf(sink)!(() => sink.write('{"n":3}\n'))
+      expect(readFileSync(join(dir, 'out'), 'utf8')).toBe('{"n":1}\n{"n":2}\n{"n":3}\n')
+      expect(writes).toEqual([])
+    } finally {
+      closeSync(fd)
+      rmSync(dir, { recursive: true })
+    }
+  })
+
+  it('hands the lines to the destination when its descriptor fails, and every write after that', async () => {
+    // Opened for reading: a write fails with EBADF.
+    const readOnly = openSync('/dev/null', 'r')
+    const dir = mkdtempSync(join(tmpdir(), 'lines-'))
+    try {
+      const { sink, writes } = recorder(readOnly)
+      sink.write('a\n')
+      sink.write('b\n')
+      await nextTurn()
+      expect(writes).toEqual(['a\nb\n'])
+      // A descriptor that works is not tried again: the destination reports its errors its way.
+      const writable = openSync(join(dir, 'out'), 'w')
+      ;(sink as { fd?: number }).fd = writable
+      sink.write('c\n')
+      await nextTurn()
+      closeSync(writable)
+      expect(writes).toEqual(['a\nb\n', 'c\n'])
+      expect(readFileSync(join(dir, 'out'), 'utf8')).toBe('')
+    } finally {
+      closeSync(readOnly)
+      rmSync(dir, { recursive: true })
+    }
+  })
+
+  it('on a full non-blocking pipe (EAGAIN) hands the rest to the destination, which waits: every line arrives whole and in order', async () => {
+    // A child process whose stdout is made non-blocking (node's pipe handle sets O_NONBLOCK) writes
+    // 2 MB of lines, more than the pipe holds; its destination counts what it is handed.
+    const script = `
+      import net from 'node:net'
+      import pino from 'pino'
+      import { linesPerTurn } from './src/core/logger.ts'
+      new net.Socket({ fd: 1, readable: false, writable: true })
+      const boom = pino.destination({ dest: 1, sync: true, contentMode: 'buffer' })
+      const write = boom.write.bind(boom)
+      let handed = 0
+      boom.write = (chunk) => {
+        // The first hand-off is told at once: the test starts reading only then.
+        if (handed++ === 0) process.stderr.write('handed\\n')
+        return write(chunk)
+      }
+      const sink = linesPerTurn(boom)
+      for (let turn = 0; turn < 400; turn++) {
+        for (let i = 0; i < 10; i++) sink.write(JSON.stringify({ n: turn * 10 + i, pad: 'x'.repeat(500) }) + '\\n')
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      process.stderr.write('count ' + handed + '\\n')
+      process.exit(0)`
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.pause()
+    let err = ''
+    // Not read until the child's destination has been handed a write: the pipe fills and a write
+    // meets EAGAIN, however slowly the child starts.
+    const handedOff = new Promise<void>((resolve) =>
+      child.stderr.on('data', (chunk: Buffer) => {
+        err += chunk
+        if (err.includes('handed\n')) resolve()
+      }),
+    )
+    await handedOff
+    const chunks: Buffer[] = []
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+    child.stdout.resume()
+    const code = await new Promise((resolve) => child.on('close', resolve))
+    expect(code, err).toBe(0)
+    const lines = Buffer.concat(chunks).toString('utf8').trim().split('\n')
+    expect(lines).toHaveLength(4000)
+    lines.forEach((line, n) => expect(JSON.parse(line)).toEqual({ n, pad: 'x'.repeat(500) }))
+    expect(Number(/count (\d+)/.exec(err)?.[1])).toBeGreaterThan(0)
+  }, 60_000)
 
   it('the real logger on a pipe: every line of many turns arrives whole and in order, the buffer reused between them', () => {
     // Lines of every size, a few per turn, some longer than a write and some multi-byte.

@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs'
 import pino, { type Logger } from 'pino'
 
 /** Loggers made here: their format is known, so the access line of a replay can be written directly. */
@@ -24,6 +25,8 @@ interface LineSink {
   write(chunk: Buffer | string): boolean
   flush(cb?: (err?: Error) => void): void
   flushSync(): void
+  /** The file descriptor it writes to synchronously, if any (SonicBoom's, once open): linesPerTurn writes there itself. */
+  fd?: number
 }
 
 /**
@@ -48,7 +51,8 @@ let exitHooked = false
  * on Linux too (console.log does): a log reader that stops reading holds the service up instead of
  * letting its buffer grow without bound. A write is at most ATOMIC_WRITE_BYTES and ends at a line's
  * end, so a worker's lines never split another's in a shared pipe; a longer line is written alone.
- * The destination writes synchronously and keeps nothing it was given, so the buffer is reused.
+ * The destination writes synchronously and keeps nothing it was given, so the buffer is reused;
+ * given its file descriptor, the buffer is written there directly (writeOut).
  * flush, flushSync and the process's exit write pending lines first.
  *
  * A caller that runs in the check phase itself (the listener's replays of a turn) wraps its work in
@@ -64,11 +68,27 @@ export function linesPerTurn<T extends LineSink>(destination: T): T {
   let scheduled = false
   // Inside writeWithin: the caller writes the lines as it returns.
   let within = false
+  // Written with fs.writeSync on the destination's descriptor: through SonicBoom a write costs as
+  // much again as the lines' encoding (two arrays, a view and an object per write, and a nextTick
+  // for its 'drain'). What it cannot write at once (EAGAIN: a non-blocking pipe is full) goes to
+  // the destination, which waits until it can; after any other error the destination takes every
+  // write and reports the error its way.
+  let direct = true
   const writeOut = () => {
     if (used === 0) return
     const bytes = used
     used = 0
-    write(pending.subarray(0, bytes))
+    const fd = destination.fd
+    let done = 0
+    if (direct && typeof fd === 'number' && fd >= 0) {
+      try {
+        while (done < bytes) done += writeSync(fd, pending, done, bytes - done)
+        return
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') direct = false
+      }
+    }
+    write(pending.subarray(done, bytes))
   }
   const endTurn = () => {
     scheduled = false
