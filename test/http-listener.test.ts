@@ -371,6 +371,55 @@ describe('access line of a replay', () => {
     ])
   })
 
+  it('fills the turn’s writes up to 4,096 bytes, each ending a line, and writes a longer line alone', async () => {
+    // 60 lines in one turn (over 4,096 bytes in all), paths alternating with a multi-byte one and
+    // one longer than a write; every write to stdout is recorded.
+    const script = `
+      import fs from 'node:fs'
+      import { syncBuiltinESMExports } from 'node:module'
+      import { createLogger, replayLog } from './src/core/logger.ts'
+      const writes = []
+      const writeSync = fs.writeSync
+      fs.writeSync = (fd, buffer, offset = 0, length = buffer.length - offset) => {
+        if (fd === 1) writes.push(Buffer.from(buffer.subarray(offset, offset + length)).toString())
+        return writeSync(fd, buffer, offset, length)
+      }
+      syncBuiltinESMExports()
+      const log = replayLog(createLogger('info'))
+      const paths = ['/api/a', '/api/é?x="y\\\\"', '/api/' + 'l'.repeat(5000)]
+      for (let i = 0; i < 60; i++) log('id-' + i, i % 2 ? 'HEAD' : 'GET', paths[i % 3], 200 + (i % 2) * 104, i % 4)
+      await new Promise((resolve) => setImmediate(resolve))
+      process.stderr.write(JSON.stringify(writes))`
+    const { spawnSync } = await import('node:child_process')
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    const writes = JSON.parse(run.stderr) as string[]
+    expect(writes.join('')).toBe(run.stdout)
+    const paths = ['/api/a', '/api/é?x="y\\"', '/api/' + 'l'.repeat(5000)]
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines.map((l) => [l.requestId, l.method, l.path, l.status, l.ms, l.cached, l.msg, l.level])).toEqual(
+      Array.from({ length: 60 }, (_, i) => [
+        `id-${i}`,
+        i % 2 ? 'HEAD' : 'GET',
+        paths[i % 3],
+        200 + (i % 2) * 104,
+        i % 4,
+        true,
+        'request',
+        30,
+      ]),
+    )
+    for (const line of lines) expect(Math.abs((line.time as number) - Date.now())).toBeLessThan(60_000)
+    for (const chunk of writes) {
+      expect(chunk.endsWith('\n')).toBe(true)
+      // A write of more than 4,096 bytes is one long line alone.
+      if (Buffer.byteLength(chunk) > 4096) expect(chunk.split('\n')).toHaveLength(2)
+    }
+    expect(writes.length).toBeGreaterThan(20)
+  })
+
   it('is written in the check phase that writes its replay: the turn schedules one setImmediate, not two', async () => {
     const { spawnSync } = await import('node:child_process')
     // The real listener and logger in a process of their own, stdout a pipe. Each setImmediate is
