@@ -4,6 +4,9 @@
 // until the servers are warm), answers NP_WARM requests (default 40,000; autocannon, 10
 // connections), then NP_COUNT (5,000) with counting on; the main thread's instructions divided by
 // NP_COUNT are its figure. The same count repeats within about 2%, whatever the load.
+// NP_CONNECTIONS=1: one connection, so one request an event-loop turn (under valgrind ten
+// connections bring ten requests a turn, which share its fixed costs); NP_LOG_LEVEL=warn: the
+// service without its access lines.
 //
 // Four processes: the built service as `npm start` runs it (SQLite, the sample channel,
 // LOG_LEVEL=info, its stdout discarded), the same after three and more full collections at a quiet
@@ -41,6 +44,8 @@ try {
 const root = fileURLToPath(new URL('..', import.meta.url))
 const warm = Number(process.env.NP_WARM ?? 40_000)
 const count = Number(process.env.NP_COUNT ?? 5_000)
+const connections = Number(process.env.NP_CONNECTIONS ?? 10)
+const logLevel = process.env.NP_LOG_LEVEL ?? 'info'
 const dir = mkdtempSync(join(tmpdir(), 'gateway-instructions-'))
 const url = `file:${join(dir, 'bench.db')}`
 await applyMigrations(url)
@@ -75,7 +80,7 @@ writeFileSync(collect, "process.on('SIGUSR2', () => { for (let i = 0; i < 6; i++
 const pause = () => new Promise((r) => setTimeout(r, 3000))
 
 async function requests(target: string, amount: number, options: Partial<autocannon.Options> = {}) {
-  const result = await autocannon({ url: target, connections: 10, amount, ...options })
+  const result = await autocannon({ url: target, connections, amount, ...options })
   if (result.non2xx || result.errors) throw new Error(`${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
 }
 
@@ -146,10 +151,12 @@ async function counted(
   return { perRequest: Number(summary[1]) / count, body }
 }
 
-const service = { ...start.env, DATABASE_URL: url, LOG_LEVEL: 'info', WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0' }
+const service = { ...start.env, DATABASE_URL: url, LOG_LEVEL: logLevel, WORKER_ENABLED: 'false', RATE_LIMIT_PER_SECOND: '0' }
 const statusPath = `/api/channels/${channel.id}/status`
 const load0 = loadavg()[0]!
-console.log(`service as npm start runs it: node ${start.args.join(' ')}; ${warm} requests before counting, ${count} counted`)
+console.log(
+  `service as npm start runs it: node ${start.args.join(' ')}, LOG_LEVEL=${logLevel}; ${warm} requests before counting, ${count} counted, ${connections} connections`,
+)
 const serve = (flags: string[]) => (port: number) => ({ args: [...flags, ...start.args], env: { ...service, PORT: String(port) } })
 const fresh = await counted('service', serve([]), copy, statusPath)
 const quiet = await counted('service-quiet', serve(['--expose-gc', '--import', collect]), copy, statusPath, { quiet: true })
