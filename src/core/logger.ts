@@ -147,7 +147,13 @@ export type Within = (body: () => void) => void
  * alone (its lines go where that logger sends them).
  */
 export function writeWithin(logger: Logger): Within {
-  return (ownLoggers.has(logger) && withinOf((logger as unknown as Record<symbol, object>)[pino.symbols.streamSym]!)) || ((body) => body())
+  const stream = ownStream(logger)
+  return (stream && withinOf(stream)) || ((body) => body())
+}
+
+/** The destination of a logger made by createLogger (linesPerTurn's), else undefined. */
+function ownStream(logger: Logger): { write(line: string): void } | undefined {
+  return ownLoggers.has(logger) ? (logger as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym] : undefined
 }
 
 /** A destination's writeWithin if linesPerTurn made it, else undefined. */
@@ -169,10 +175,10 @@ export type ReplayLog = (requestId: string, method: string, path: string, status
  */
 export function replayLog(logger: Logger): ReplayLog {
   if (!logger.isLevelEnabled('info')) return () => {}
-  if (!ownLoggers.has(logger)) {
+  const stream = ownStream(logger)
+  if (!stream) {
     return (requestId, method, path, status, ms) => logger.info({ requestId, method, path, status, ms, cached: true }, 'request')
   }
-  const stream = (logger as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym]!
   // Replays come in runs of the same path, method, status and ms: the line's end after the request
   // id is kept for the last of them, and the time's digits for the last second (its milliseconds
   // from a table), so a line is five pieces, with no number turned into text.
