@@ -430,13 +430,15 @@ describe('access line of a replay', () => {
       import { createServer } from 'node:http'
       import { connect } from 'node:net'
       import { createLogger } from './src/core/logger.ts'
-      import { systemClock } from './src/core/clock.ts'
+      import { fixedClock } from './src/core/clock.ts'
       import { Microcache } from './src/http/microcache.ts'
       import { createListener } from './src/process/http-listener.ts'
+      // A pinned clock: the entry is the current second's, and the request may come a second later.
+      const clock = fixedClock(new Date())
       const microcache = new Microcache(60_000)
-      microcache.set(microcache.key('/api/x', new Date()), { status: 200, headers: {}, body: '{}', etag: '"e"' })
+      microcache.set(microcache.key('/api/x', clock.now()), { status: 200, headers: {}, body: '{}', etag: '"e"' })
       const app = { microcache, fetch: () => new Response('not cached', { status: 500 }) }
-      const listener = createListener(app, { clock: systemClock, logger: createLogger('info') })
+      const listener = createListener(app, { clock, logger: createLogger('info') })
       const events = []
       let running = 'none'
       const plain = globalThis.setImmediate
