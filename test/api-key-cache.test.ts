@@ -14,6 +14,10 @@ import { RESYNC, type EventBus } from '../src/events/event-bus.js'
 import type { PostgresBus } from '../src/events/postgres-bus.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
 import { createLogger } from '../src/core/logger.js'
+import { openDatabase } from '../src/db/client.js'
+import { createDeps } from '../src/deps.js'
+import { createApp } from '../src/app.js'
+import { parseEnv } from '../src/core/env.js'
 
 const CACHED = { API_KEY_CACHE_MS: '30000' }
 
@@ -79,6 +83,31 @@ describe.each(targets)('API key cache on $name', (target) => {
     expect(account).toEqual({ id: s.account.id, name: 'One Statement', timezone: 'UTC', keyId: expect.any(String) })
     expect(kit.statements).toHaveLength(1)
     expect(kit.statements[0]).toMatch(/JOIN "Account"/)
+  })
+
+  it("sends a key's lastUsedAt write after the request's own statement, not before it", async () => {
+    // A pool of one connection serves statements in the order they ask for it: a write sent first
+    // held the request's page behind it (on a pool of ten, the request opened a connection).
+    const s = await kit.seed().account().contacts(2)
+    const order: string[] = []
+    const database = await openDatabase(kit.url, { poolSize: 1, onQuery: (sql) => order.push(sql) })
+    const env = parseEnv({ DATABASE_URL: kit.url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...CACHED })
+    const deps = createDeps(database, env, { events: kit.deps.events })
+    try {
+      const app = createApp({ deps, ready: database.ready })
+      const res = await app.fetch(new Request('http://localhost/api/contacts?perPage=1', { headers: { authorization: `Bearer ${s.key}` } }))
+      expect(res.status).toBe(200)
+      await deps.apiKeyCache.idle()
+      const lookup = order.findIndex((q) => q.includes('JOIN "Account"'))
+      const page = order.findIndex((q) => q.includes('"ListTotal"'))
+      const write = order.findIndex((q) => LAST_USED.test(q))
+      expect(lookup).toBe(0)
+      expect(page).toBeGreaterThan(lookup)
+      expect(write).toBeGreaterThan(page)
+    } finally {
+      await deps.apiKeyCache.idle()
+      await database.close()
+    }
   })
 
   it('answers a cached key with no SQL for authentication on the second request', async () => {
@@ -160,19 +189,27 @@ describe.each(targets)('API key cache on $name', (target) => {
     const lastUsed = async () => (await kit.db.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt
     expect(await lastUsed()).toBeNull()
     let now = 0
-    const cache = createApiKeyCache({ db: kit.db, events: kit.deps.events, ttlMs: 1000, now: () => now })
-    kit.statements.length = 0
-    for (const at of [0, 10_000, 59_999]) {
-      now = at
+    // Its own connection: the writes counted are this cache's, not those other tests' caches still
+    // have queued for the check phase (on SQLite a test that never waits for I/O never reaches it).
+    const statements: string[] = []
+    const database = await openDatabase(kit.url, { onQuery: (sql) => statements.push(sql) })
+    const cache = createApiKeyCache({ db: database.prisma, events: kit.deps.events, ttlMs: 1000, now: () => now })
+    try {
+      for (const at of [0, 10_000, 59_999]) {
+        now = at
+        await cache.authenticate(s.key)
+      }
+      await vi.waitFor(async () => expect(await lastUsed()).not.toBeNull())
+      const first = await lastUsed()
+      expect(statements.filter((q) => LAST_USED.test(q))).toHaveLength(1)
+      now = 60_000
       await cache.authenticate(s.key)
+      await vi.waitFor(() => expect(statements.filter((q) => LAST_USED.test(q))).toHaveLength(2))
+      await vi.waitFor(async () => expect((await lastUsed())!.getTime()).toBeGreaterThanOrEqual(first!.getTime()))
+    } finally {
+      await cache.idle()
+      await database.close()
     }
-    await vi.waitFor(async () => expect(await lastUsed()).not.toBeNull())
-    const first = await lastUsed()
-    expect(kit.statements.filter((q) => LAST_USED.test(q))).toHaveLength(1)
-    now = 60_000
-    await cache.authenticate(s.key)
-    await vi.waitFor(() => expect(kit.statements.filter((q) => LAST_USED.test(q))).toHaveLength(2))
-    await vi.waitFor(async () => expect((await lastUsed())!.getTime()).toBeGreaterThanOrEqual(first!.getTime()))
   })
 
   it('does not store a lookup overtaken by a revocation event, nor anything while the bus is not live', async () => {
