@@ -21,7 +21,7 @@ import http from 'node:http'
 import { applyMigrations } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
 import { createAccount } from '../src/accounts/create-account.js'
-import { serviceCommand, startChild } from './peers/processes.js'
+import { benchServiceEnv, serviceCommand, startChild } from './peers/processes.js'
 import { seedContacts } from './peers/seed.js'
 
 const list = (name: string, fallback: string) =>
@@ -51,15 +51,7 @@ const service = await startChild(
   'service',
   (port) => ({
     args: start.args,
-    env: {
-      ...start.env,
-      DATABASE_URL: url,
-      PORT: String(port),
-      LOG_LEVEL: 'info',
-      WORKER_ENABLED: 'false',
-      RATE_LIMIT_PER_SECOND: '0',
-      RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
-    },
+    env: benchServiceEnv(start, url, port),
   }),
   root,
 )

@@ -16,7 +16,7 @@ import { openDatabase } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
-import { serviceCommand, startChild, type Child } from './peers/processes.js'
+import { benchServiceEnv, serviceCommand, startChild, type Child } from './peers/processes.js'
 import { fakeContact, seedContacts } from './peers/seed.js'
 
 const SECONDS = Number(process.env.MEMORY_SECONDS ?? 5)
@@ -62,15 +62,7 @@ try {
     'service',
     (port, start = tsx ? { args: ['--import', 'tsx', 'src/process/server.ts'], env: {} } : serviceCommand(root)) => ({
       args: start.args,
-      env: {
-        ...start.env,
-        DATABASE_URL: url,
-        PORT: String(port),
-        LOG_LEVEL: 'info',
-        RATE_LIMIT_PER_SECOND: '0',
-        RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
-        WORKER_ENABLED: 'false',
-      },
+      env: benchServiceEnv(start, url, port),
     }),
     root,
   )

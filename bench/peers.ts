@@ -18,7 +18,7 @@ import { parseEnv } from '../src/core/env.js'
 import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { importChannel } from '../src/channel/import-channel.js'
-import { serviceCommand, startChild, type Child } from './peers/processes.js'
+import { benchServiceEnv, serviceCommand, startChild, type Child } from './peers/processes.js'
 import { postGraphile5 } from './peers/postgraphile5.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
 import { countRows, fakeContact, nowPlayingChannel, RARE, seedContacts } from './peers/seed.js'
@@ -247,16 +247,7 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
     `service (${kind})`,
     (port, start = serviceCommand(root)) => ({
       args: start.args,
-      // As shipped, except: no rate limits (autocannon is one client) and no worker loop in the measured process.
-      env: {
-        ...start.env,
-        DATABASE_URL: url,
-        PORT: String(port),
-        LOG_LEVEL: 'info',
-        RATE_LIMIT_PER_SECOND: '0',
-        RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
-        WORKER_ENABLED: 'false',
-      },
+      env: benchServiceEnv(start, url, port),
     }),
     root,
   )

@@ -82,6 +82,23 @@ export async function startChild(
 }
 
 /**
+ * The service's environment in a benchmark: as shipped (`start`'s variables, the request log at
+ * info), except no rate limits (the load generator is one client) and no worker loop in the
+ * measured process.
+ */
+export function benchServiceEnv(start: { env: Record<string, string> }, url: string, port: number): Record<string, string> {
+  return {
+    ...start.env,
+    DATABASE_URL: url,
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_SECOND: '0',
+    RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
+    WORKER_ENABLED: 'false',
+  }
+}
+
+/**
  * The service as `npm start` runs it, read from package.json's `start` script
  * (`node <build> && [NAME=value ...] exec node <flags> dist/server.js`): the build runs here; the
  * child is node itself with the same flags and environment (its own pid, for /proc). A value
