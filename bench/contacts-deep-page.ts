@@ -29,7 +29,7 @@ import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
 import { contactKeys } from '../src/messaging/contacts.js'
-import { startChild } from './peers/processes.js'
+import { benchServiceEnv, startChild } from './peers/processes.js'
 import { fakeContact, RARE, seedContacts } from './peers/seed.js'
 
 const COUNT = Number(process.env.DEEP_PAGE_CONTACTS ?? 100_000)
@@ -91,14 +91,7 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
     `service (${db})`,
     (port) => ({
       args: ['--import', 'tsx', 'src/process/server.ts'],
-      env: {
-        DATABASE_URL: url,
-        PORT: String(port),
-        LOG_LEVEL: 'info',
-        RATE_LIMIT_PER_SECOND: '0',
-        RATE_LIMIT_ANONYMOUS_PER_SECOND: '0',
-        WORKER_ENABLED: 'false',
-      },
+      env: benchServiceEnv({ env: {} }, url, port),
     }),
     root,
   )
