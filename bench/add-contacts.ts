@@ -17,7 +17,7 @@ import { createGroup } from '../src/messaging/groups.js'
 import { parseDatabaseUrl } from '../src/db/connection-url.js'
 import { normalizeMobile } from '../src/messaging/mobile.js'
 import { searchKey } from '../src/messaging/search-text.js'
-import { startBench } from './harness.js'
+import { median, startBench } from './harness.js'
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3)
 const url = process.env.BENCH_DATABASE_URL
@@ -169,8 +169,6 @@ async function post(base: string, key: string, groupId: string, contacts: unknow
   await res.arrayBuffer()
   return { ms, cpuMs: (used.user + used.system) / 1000 }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const app = await createAccount(deps, { name: 'App' })
 const hand = await createAccount(deps, { name: 'Hand-written' })

@@ -15,7 +15,6 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import { join } from 'node:path'
-import { tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import http from 'node:http'
 import { applyMigrations } from '../src/db/migrate.js'
@@ -23,22 +22,22 @@ import { openDatabase } from '../src/db/client.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { benchServiceEnv, serviceCommand, startChild } from './peers/processes.js'
 import { seedContacts } from './peers/seed.js'
+import { median } from './harness.js'
 
-const list = (name: string, fallback: string) =>
-  (process.env[name] ?? fallback).split(',').map((s) => {
-    const n = Number(s)
-    if (!(n >= 0)) throw new Error(`${name}: numbers separated by commas`)
-    return n
-  })
-const PAUSES = list('AFTER_IDLE_PAUSES', '0.1,1,10,40')
-const [SAMPLES = 3] = list('AFTER_IDLE_SAMPLES', '3')
-const [MIB = 64] = list('AFTER_IDLE_MIB', '64')
+const PAUSES = (process.env.AFTER_IDLE_PAUSES ?? '0.1,1,10,40').split(',').map(Number)
+if (!PAUSES.every((s) => s >= 0)) throw new Error('AFTER_IDLE_PAUSES: seconds separated by commas')
+const positive = (name: string, fallback: number) => {
+  const n = Number(process.env[name] ?? fallback)
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: a whole number, at least 1`)
+  return n
+}
+const SAMPLES = positive('AFTER_IDLE_SAMPLES', 3)
+const MIB = positive('AFTER_IDLE_MIB', 64)
 const root = fileURLToPath(new URL('..', import.meta.url))
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 const load = () => os.loadavg()[0]!.toFixed(2)
 
-const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
+const dir = mkdtempSync(join(os.tmpdir(), 'gateway-bench-'))
 const url = `file:${join(dir, 'bench.db')}`
 await applyMigrations(url)
 const database = await openDatabase(url)

@@ -30,6 +30,7 @@ import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
 import { contactKeys } from '../src/messaging/contacts.js'
 import { benchServiceEnv, startChild } from './peers/processes.js'
+import { median } from './harness.js'
 import { fakeContact, RARE, seedContacts } from './peers/seed.js'
 
 const COUNT = Number(process.env.DEEP_PAGE_CONTACTS ?? 100_000)
@@ -262,7 +263,6 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
       }
     }
     if (writes) {
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
       const [big, small] = [median(times.big), median(times.small)]
       addRows.push({ db, big, small, load: os.loadavg()[0]!.toFixed(2) })
     }

@@ -10,7 +10,7 @@
 import { loadavg } from 'node:os'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
-import { postgresSchema, startBench } from './harness.js'
+import { median, postgresSchema, startBench } from './harness.js'
 
 const TOP = Number(process.env.GROWTH_CONTACTS ?? 1_000_000)
 if (!Number.isInteger(TOP) || TOP < 200_000 || TOP % 10_000) throw new Error('GROWTH_CONTACTS: a multiple of 10,000, at least 200,000')
@@ -66,7 +66,6 @@ const contact = (n: number) => ({
   ...(n % 3 === 0 ? { organization: `Org ${n % 97}` } : {}),
 })
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const load = () => loadavg()[0]!.toFixed(2)
 
 async function grow(label: string, databaseUrl: string | null) {

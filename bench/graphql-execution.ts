@@ -15,7 +15,7 @@ import { createDeps } from '../src/deps.js'
 import { createApp, type App } from '../src/app.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { seedContacts } from './peers/seed.js'
-import { postgresSchema } from './harness.js'
+import { median, postgresSchema } from './harness.js'
 
 const REQUESTS = Number(process.env.GRAPHQL_EXECUTION_REQUESTS ?? 1000)
 const ROUNDS = 8
@@ -24,7 +24,6 @@ const load = () =>
   loadavg()
     .map((x) => x.toFixed(2))
     .join(' / ')
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
 
 async function cpuPerRequest(app: App, key: string, n: number) {
   const body = JSON.stringify({ query: QUERY })

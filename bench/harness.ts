@@ -14,6 +14,9 @@ import { parseEnv } from '../src/core/env.js'
 import { createApp } from '../src/app.js'
 import { createDeps, type Deps } from '../src/deps.js'
 
+/** The upper middle value (the middle one of an odd count). */
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+
 export interface Bench {
   deps: Deps
   database: Database
