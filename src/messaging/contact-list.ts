@@ -35,6 +35,7 @@ import { isStorableText } from './input-rules.js'
 import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { rowCount } from '../db/row-count.js'
+import { readDirect } from '../db/read-direct.js'
 import { accountNotIndexed, membersWithContacts } from './contact-sql.js'
 import {
   changeMark,
@@ -105,25 +106,6 @@ export function listColumns(select: Record<string, unknown> | undefined): Contac
   const wanted = new Set<ContactListColumn>(['id'])
   for (const [key, value] of Object.entries(select ?? {})) if (value && KNOWN.has(key)) wanted.add(key as ContactListColumn)
   return [...wanted]
-}
-
-/**
- * A list statement's reader: directly (no Prisma runtime: Database.directRead), prepared on
- * PostgreSQL (a few shapes, each parsed once per connection); where it declines or fails, through
- * Prisma, whose errors the service classifies (a busy or broken database answers 503).
- */
-export function readDirect({ db, directRead }: Pick<Deps, 'db' | 'directRead'>): Read {
-  return async (statement: Prisma.Sql) => {
-    let rows: Record<string, unknown>[] | undefined
-    if (directRead) {
-      try {
-        rows = await directRead(statement, { prepared: true })
-      } catch {
-        rows = undefined
-      }
-    }
-    return rows ?? (await db.$queryRaw<Record<string, unknown>[]>(statement))
-  }
 }
 
 export async function listContacts(

@@ -29,7 +29,8 @@ import {
   WINDOW_MARGIN,
   type SearchWindow,
 } from './remembered-searches.js'
-import { matchingContacts, readDirect } from './contact-list.js'
+import { matchingContacts } from './contact-list.js'
+import { readDirect } from '../db/read-direct.js'
 import { keysetBound, listSource } from './contact-sql.js'
 import { rowCount } from '../db/row-count.js'
 

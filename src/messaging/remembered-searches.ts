@@ -45,6 +45,7 @@ import { Prisma } from '../generated/sqlite/client.js'
 import { oncePerInterval } from '../core/once-per-interval.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { rowCount } from '../db/row-count.js'
+import type { Read } from '../db/read-direct.js'
 import { accountNotIndexed } from './contact-sql.js'
 
 /** Searches with fewer matches run in full every time: the search index makes that a few milliseconds. */
@@ -103,8 +104,8 @@ interface RememberedSearch extends SearchCount {
   pages: Map<string, RememberedPage>
 }
 
-/** A statement's reader (readDirect in contact-list.ts). */
-export type Read = (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>
+/** A statement's reader (src/db/read-direct.ts). */
+export type { Read }
 
 /** Which list: an account's contacts, or a group's members (of that account). */
 export interface ListOf {
