@@ -74,6 +74,7 @@ export function createDeps(
       overrides.apiKeyCache ??
       createApiKeyCache({
         db: database.prisma,
+        direct: database.directRead && { read: database.directRead, kind: database.kind },
         events,
         ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind],
         revocations: database.revocationProbe,

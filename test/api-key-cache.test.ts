@@ -8,6 +8,7 @@ import { targets } from './kit/databases.js'
 import { TestKit, useKit } from './kit/kit.js'
 import { authenticateApiKey, createApiKey, revokeApiKey, sha256 } from '../src/auth/api-keys.js'
 import { createApiKeyCache } from '../src/auth/api-key-cache.js'
+import { startFaultProxy, type FaultProxy } from './kit/fault-proxy.js'
 import { API_KEY_REVOKED } from '../src/auth/api-key-revoked.js'
 import { createInProcessBus } from '../src/events/in-process-bus.js'
 import { RESYNC, type EventBus } from '../src/events/event-bus.js'
@@ -83,6 +84,33 @@ describe.each(targets)('API key cache on $name', (target) => {
     expect(account).toEqual({ id: s.account.id, name: 'One Statement', timezone: 'UTC', keyId: expect.any(String) })
     expect(kit.statements).toHaveLength(1)
     expect(kit.statements[0]).toMatch(/JOIN "Account"/)
+    // Directly (Database.directRead, what the service uses): the same answer, the same one statement.
+    kit.statements.length = 0
+    expect(await authenticateApiKey(kit.db, s.key, kit.deps.directRead)).toEqual(account)
+    expect(kit.statements).toHaveLength(1)
+    expect(kit.statements[0]).toMatch(/JOIN "Account"/)
+  })
+
+  it('refuses unknown and revoked keys directly as through Prisma, and a failed direct read falls back to Prisma', async () => {
+    const s = await kit.seed().account()
+    const revoked = await createApiKey(kit.deps, s.account.id)
+    await revokeApiKey(kit.deps, revoked.id)
+    const unknown = `${s.key.slice(0, -1)}${s.key.endsWith('A') ? 'B' : 'A'}`
+    for (const direct of [kit.deps.directRead, undefined]) {
+      await expect(authenticateApiKey(kit.db, unknown, direct)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+      await expect(authenticateApiKey(kit.db, revoked.apiKey, direct)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+    }
+    // A connection that is not open yet: the direct read declines (SQLite) or fails to connect
+    // through a closed pool (PostgreSQL); the lookup goes through Prisma instead.
+    const database = await openDatabase(kit.url)
+    await database.close()
+    let directCalls = 0
+    const closedDirect: typeof kit.deps.directRead = (query, options) => {
+      directCalls++
+      return database.directRead!(query, options)
+    }
+    expect((await authenticateApiKey(kit.db, s.key, closedDirect)).id).toBe(s.account.id)
+    expect(directCalls).toBe(1)
   })
 
   it("sends a key's lastUsedAt write after the request's own statement, not before it", async () => {
@@ -104,6 +132,9 @@ describe.each(targets)('API key cache on $name', (target) => {
       expect(lookup).toBe(0)
       expect(page).toBeGreaterThan(lookup)
       expect(write).toBeGreaterThan(page)
+      // The write is one statement, in no transaction (Prisma's updateMany sent BEGIN and COMMIT around it).
+      expect(order.filter((q) => LAST_USED.test(q))).toHaveLength(1)
+      expect(order.filter((q) => /^\s*(BEGIN|COMMIT)\b/i.test(q))).toEqual([])
     } finally {
       await deps.apiKeyCache.idle()
       await database.close()
@@ -183,34 +214,43 @@ describe.each(targets)('API key cache on $name', (target) => {
     expect(cache.size()).toBe(0)
   })
 
-  it("writes a key's lastUsedAt on use, at most once a minute per key and instance", async () => {
-    const s = await kit.seed().account()
-    const id = (await kit.db.apiKey.findFirstOrThrow({ where: { accountId: s.account.id } })).id
-    const lastUsed = async () => (await kit.db.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt
-    expect(await lastUsed()).toBeNull()
-    let now = 0
-    // Its own connection: the writes counted are this cache's, not those other tests' caches still
-    // have queued for the check phase (on SQLite a test that never waits for I/O never reaches it).
-    const statements: string[] = []
-    const database = await openDatabase(kit.url, { onQuery: (sql) => statements.push(sql) })
-    const cache = createApiKeyCache({ db: database.prisma, events: kit.deps.events, ttlMs: 1000, now: () => now })
-    try {
-      for (const at of [0, 10_000, 59_999]) {
-        now = at
+  it.each(['directly', 'through Prisma'])(
+    "writes a key's lastUsedAt on use, at most once a minute per key and instance (%s)",
+    async (how) => {
+      const s = await kit.seed().account()
+      const id = (await kit.db.apiKey.findFirstOrThrow({ where: { accountId: s.account.id } })).id
+      const lastUsed = async () => (await kit.db.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt
+      expect(await lastUsed()).toBeNull()
+      let now = 0
+      // Its own connection: the writes counted are this cache's, not those other tests' caches still
+      // have queued for the check phase (on SQLite a test that never waits for I/O never reaches it).
+      const statements: string[] = []
+      const database = await openDatabase(kit.url, { onQuery: (sql) => statements.push(sql) })
+      const direct = how === 'directly' ? { read: database.directRead!, kind: database.kind } : undefined
+      const cache = createApiKeyCache({ db: database.prisma, direct, events: kit.deps.events, ttlMs: 1000, now: () => now })
+      try {
+        const before = Date.now()
+        for (const at of [0, 10_000, 59_999]) {
+          now = at
+          await cache.authenticate(s.key)
+        }
+        await cache.idle()
+        const after = Date.now()
+        // Read back through Prisma as the time of the use (the direct write's text is Prisma's format).
+        const first = await lastUsed()
+        expect(first!.getTime()).toBeGreaterThanOrEqual(before)
+        expect(first!.getTime()).toBeLessThanOrEqual(after)
+        expect(statements.filter((q) => LAST_USED.test(q))).toHaveLength(1)
+        now = 60_000
         await cache.authenticate(s.key)
+        await vi.waitFor(() => expect(statements.filter((q) => LAST_USED.test(q))).toHaveLength(2))
+        await vi.waitFor(async () => expect((await lastUsed())!.getTime()).toBeGreaterThanOrEqual(first!.getTime()))
+      } finally {
+        await cache.idle()
+        await database.close()
       }
-      await vi.waitFor(async () => expect(await lastUsed()).not.toBeNull())
-      const first = await lastUsed()
-      expect(statements.filter((q) => LAST_USED.test(q))).toHaveLength(1)
-      now = 60_000
-      await cache.authenticate(s.key)
-      await vi.waitFor(() => expect(statements.filter((q) => LAST_USED.test(q))).toHaveLength(2))
-      await vi.waitFor(async () => expect((await lastUsed())!.getTime()).toBeGreaterThanOrEqual(first!.getTime()))
-    } finally {
-      await cache.idle()
-      await database.close()
-    }
-  })
+    },
+  )
 
   it('does not store a lookup overtaken by a revocation event, nor anything while the bus is not live', async () => {
     const s = await kit.seed().account()
@@ -244,6 +284,46 @@ describe.each(targets)('API key cache on $name', (target) => {
 })
 
 const postgres = targets.find((t) => t.name === 'postgresql')
+
+describe.runIf(postgres)("a key's lastUsedAt write that fails on PostgreSQL", () => {
+  const kit = useKit(postgres!, { env: CACHED })
+  let proxy: FaultProxy
+  beforeAll(async () => {
+    proxy = await startFaultProxy()
+  })
+  afterAll(() => proxy?.close())
+
+  it('changes nothing, and is sent again on the next use within the minute once the database answers', async () => {
+    const s = await kit.seed().account()
+    const id = (await kit.db.apiKey.findFirstOrThrow({ where: { accountId: s.account.id } })).id
+    const lastUsed = async () => (await kit.db.apiKey.findUniqueOrThrow({ where: { id } })).lastUsedAt
+    const database = await openDatabase(proxy.url(kit.url), { timeouts: { connectMs: 2000 } })
+    let now = 0
+    const cache = createApiKeyCache({
+      db: database.prisma,
+      direct: { read: database.directRead!, kind: database.kind },
+      events: kit.deps.events,
+      ttlMs: 30_000,
+      now: () => now,
+    })
+    try {
+      await cache.authenticate(s.key)
+      // The write waits for the check phase: the database goes away before it is sent.
+      proxy.refuse()
+      await cache.idle()
+      expect(await lastUsed()).toBeNull()
+      await proxy.heal()
+      now = 10_000
+      // Answered from the cache (no lookup), and the write is due again: the failed one did not count.
+      await cache.authenticate(s.key)
+      await cache.idle()
+      expect(await lastUsed()).not.toBeNull()
+    } finally {
+      await cache.idle()
+      await database.close()
+    }
+  })
+})
 
 describe.runIf(postgres)('API key revocation across instances on PostgreSQL', () => {
   const a = useKit(postgres!, { env: CACHED })

@@ -1,5 +1,7 @@
 import { hash } from 'node:crypto'
-import type { Db } from '../db/client.js'
+import { Prisma } from '../generated/sqlite/client.js'
+import { directTimestamp, type Db, type DirectRead } from '../db/client.js'
+import type { DatabaseKind } from '../db/connection-url.js'
 import type { EventBus } from '../events/event-bus.js'
 import { RESYNC } from '../events/event-bus.js'
 import { apiKeyPrefix, authenticateApiKey, unauthenticated, type AuthenticatedAccount } from './api-keys.js'
@@ -22,6 +24,11 @@ interface Entry {
 
 export interface ApiKeyCacheOptions {
   db: Db
+  /**
+   * The key's lookup and its lastUsedAt write without Prisma's runtime (Database.directRead and its
+   * database's kind); without it both go through Prisma.
+   */
+  direct?: { read: DirectRead; kind: DatabaseKind }
   events: EventBus
   /** 0 turns the cache off: every request looks the key up. */
   ttlMs: number
@@ -52,6 +59,7 @@ export const LAST_USED_EVERY_MS = 60_000
 
 export function createApiKeyCache({
   db,
+  direct,
   events,
   ttlMs,
   maxEntries = 10_000,
@@ -76,7 +84,7 @@ export function createApiKeyCache({
     // (docs/performance.md, "A request after a pause").
     const usedAt = new Date()
     const write = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => db.apiKey.updateMany({ where: { id: account.keyId }, data: { lastUsedAt: usedAt } }))
+      .then(() => writeLastUsed(account.keyId, usedAt))
       .then(
         () => undefined,
         () => void touched.delete(account.keyId),
@@ -84,6 +92,17 @@ export function createApiKeyCache({
       .finally(() => writes.delete(write))
     writes.add(write)
     return account
+  }
+  // One UPDATE outside a transaction: Prisma's updateMany sent BEGIN, UPDATE and COMMIT (three
+  // round trips on PostgreSQL). On SQLite the direct write runs on Prisma's one connection, so a
+  // transaction open there at that moment takes it in (and a rollback loses it: best effort).
+  const writeLastUsed = async (keyId: string, usedAt: Date) => {
+    const written =
+      direct &&
+      (await direct.read(Prisma.sql`UPDATE "ApiKey" SET "lastUsedAt" = ${directTimestamp(direct.kind, usedAt)} WHERE "id" = ${keyId}`, {
+        prepared: true,
+      }))
+    if (!written) await db.apiKey.updateMany({ where: { id: keyId }, data: { lastUsedAt: usedAt } })
   }
   let invalidations = 0
   let subscribed = false
@@ -115,7 +134,7 @@ export function createApiKeyCache({
 
   return {
     async authenticate(apiKey) {
-      if (ttlMs <= 0) return used(await authenticateApiKey(db, apiKey))
+      if (ttlMs <= 0) return used(await authenticateApiKey(db, apiKey, direct?.read))
       const prefix = apiKeyPrefix(apiKey)
       if (!prefix) throw unauthenticated()
       subscribeOnce()
@@ -133,7 +152,7 @@ export function createApiKeyCache({
       const before = invalidations
       // The entry ages from before the lookup: its answer can be no older than ttlMs when it expires.
       const lookedUpAt = now()
-      const account = await authenticateApiKey(db, apiKey)
+      const account = await authenticateApiKey(db, apiKey, direct?.read)
       if (before === invalidations && events.isLive()) {
         entries.set(digest, { account, prefix, expiresAt: lookedUpAt + ttlMs })
         byPrefix.set(prefix, digest)
