@@ -91,10 +91,10 @@ interface KeyRow {
 /**
  * Resolves a Bearer key to its account with one statement (Prisma's findUnique with the account
  * relation sends two without the relationJoins preview), run directly where `directRead` is given
- * (Database.directRead): through Prisma's runtime the lookup took 180 to 300 µs of CPU on SQLite
- * and 440 on PostgreSQL, directly 14 and 114 (docs/performance.md, "A key's lookup and its
- * lastUsedAt without Prisma's runtime"). Every failure is the same UNAUTHENTICATED error; the hash
- * comparison is constant-time and runs for unknown prefixes too.
+ * (Database.directRead): through Prisma's runtime the lookup cost 232 µs of CPU on SQLite and
+ * 447 on PostgreSQL, directly 50 and 192 (`npm run bench -- api-key-cache`; docs/performance.md,
+ * "A key's lookup and its lastUsedAt without Prisma's runtime"). Every failure is the same
+ * UNAUTHENTICATED error; the hash comparison is constant-time and runs for unknown prefixes too.
  */
 export async function authenticateApiKey(db: Db, apiKey: string, directRead?: DirectRead): Promise<AuthenticatedAccount> {
   const prefix = apiKeyPrefix(apiKey)
