@@ -14,16 +14,9 @@ const CALLS = 200_000
 const MISSES = 2000
 const load = () => loadavg()[0]!.toFixed(2)
 
-async function microsPerCall(run: () => Promise<unknown>, calls: number) {
-  for (let i = 0; i < 1000; i++) await run()
-  const started = performance.now()
-  for (let i = 0; i < calls; i++) await run()
-  return ((performance.now() - started) / calls) * 1000
-}
-
-/** Wall and CPU (this process's user + system) µs a call, after a warm-up of a tenth. */
-async function timed(run: () => Promise<unknown>, calls: number) {
-  for (let i = 0; i < calls / 10; i++) await run()
+/** Wall and CPU (this process's user + system) µs a call, after `warm` calls (a tenth by default). */
+async function timed(run: () => Promise<unknown>, calls: number, warm = calls / 10) {
+  for (let i = 0; i < warm; i++) await run()
   const cpu = process.cpuUsage()
   const started = performance.now()
   for (let i = 0; i < calls; i++) await run()
@@ -41,8 +34,8 @@ async function cached(bench: Bench) {
   const before = load()
   const rows: string[][] = []
   for (let round = 1; round <= 3; round++) {
-    const plain = await microsPerCall(() => without.authenticate(apiKey), CALLS)
-    const probed = await microsPerCall(() => withProbe.authenticate(apiKey), CALLS)
+    const plain = (await timed(() => without.authenticate(apiKey), CALLS, 1000)).wall
+    const probed = (await timed(() => withProbe.authenticate(apiKey), CALLS, 1000)).wall
     rows.push([String(round), plain.toFixed(2), probed.toFixed(2), (probed / plain).toFixed(2)])
   }
   console.log(`API key cache on ${deps.dbKind}, ${CALLS} cached calls a round; load average ${before} -> ${load()}`)

@@ -35,7 +35,7 @@ import { isStorableText } from './input-rules.js'
 import { CONTACT_COLUMNS, type ContactColumn } from './contacts.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { rowCount } from '../db/row-count.js'
-import { readDirect } from '../db/read-direct.js'
+import { readDirect, type Read } from '../db/read-direct.js'
 import { accountNotIndexed, membersWithContacts } from './contact-sql.js'
 import {
   changeMark,
@@ -50,7 +50,6 @@ import {
   stillFresh,
   WINDOW_MARGIN,
   type ListOf,
-  type Read,
   type SearchOf,
 } from './remembered-searches.js'
 

@@ -104,9 +104,6 @@ interface RememberedSearch extends SearchCount {
   pages: Map<string, RememberedPage>
 }
 
-/** A statement's reader (src/db/read-direct.ts). */
-export type { Read }
-
 /** Which list: an account's contacts, or a group's members (of that account). */
 export interface ListOf {
   accountId: string
