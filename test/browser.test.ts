@@ -9,7 +9,14 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { spawnServer } from './kit/server-process.js'
-import { CHROMIUM, CHROMIUM_ARGS as ARGS, LOCAL_HOSTS as LOCAL, SCREENSHOTS, skipBrowserTests } from './kit/browser.js'
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS as ARGS,
+  LOCAL_HOSTS as LOCAL,
+  SCREENSHOTS,
+  seriousAxeViolations,
+  skipBrowserTests,
+} from './kit/browser.js'
 
 const skip = skipBrowserTests
 if (skip) console.warn(`browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium); they always run when CI is set`)
@@ -166,6 +173,42 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     await screenshot(page, 'home')
     await done(opened)
   })
+
+  it.each([1280, 360])(
+    'every page passes axe (no serious or critical violation) at %i px: home, GraphiQL, the API reference opened up',
+    async (width) => {
+      const shared = context
+      context = await browser.newContext({ viewport: { width, height: 900 } })
+      const home = await open('/')
+      expect(await seriousAxeViolations(home.page), `axe on / at ${width}px`).toEqual([])
+      await done(home)
+
+      const graphiql = await open('/graphql')
+      await graphiql.page.locator('.monaco-editor[data-uri$="operation.graphql"]').waitFor({ timeout: 30_000 })
+      expect(await seriousAxeViolations(graphiql.page), `axe on /graphql at ${width}px`).toEqual([])
+      await done(graphiql)
+
+      const reference = await open('/api/docs')
+      const { page } = reference
+      await page.locator('.opblock').first().waitFor({ timeout: 30_000 })
+      expect(await seriousAxeViolations(page), `axe on /api/docs at ${width}px`).toEqual([])
+      // An operation opened, with its form ready to try, and the key dialog: the screens people use.
+      await page.locator('.opblock-summary-control').first().click()
+      await page.getByRole('button', { name: 'Try it out' }).first().click()
+      expect(await seriousAxeViolations(page), `axe on an operation at ${width}px`).toEqual([])
+      await page
+        .getByRole('button', { name: /Authorize/ })
+        .first()
+        .click()
+      await page.locator('.modal-ux').waitFor()
+      expect(await seriousAxeViolations(page), `axe on the key dialog at ${width}px`).toEqual([])
+      await screenshot(page, `api-docs-${width}`)
+      await done(reference)
+      await context.close()
+      context = shared
+    },
+    240_000,
+  )
 
   it('blocks and records a request to any other host, so a page needing the internet fails', async () => {
     const opened = await open('/')

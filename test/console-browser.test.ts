@@ -4,18 +4,22 @@
 // first allows them, to reach the local receiver) and shows that a revoked key is refused on
 // every instance. Each screen passes an axe-core scan with no serious or critical violation.
 import type { ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Webhook } from 'standardwebhooks'
 import { runCli, spawnServer } from './kit/server-process.js'
-import { CHROMIUM, CHROMIUM_ARGS as ARGS, LOCAL_HOSTS as LOCAL, SCREENSHOTS, skipBrowserTests } from './kit/browser.js'
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS as ARGS,
+  LOCAL_HOSTS as LOCAL,
+  SCREENSHOTS,
+  seriousAxeViolations,
+  skipBrowserTests,
+} from './kit/browser.js'
 import { targets, type TestDatabase } from './kit/databases.js'
 import { reply, startReceiver } from './kit/receiver.js'
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 
 const skip = skipBrowserTests
 if (skip)
@@ -70,17 +74,9 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     return page
   }
 
-  /** axe-core in the page: no serious or critical violation. (Evaluated over CDP, which the page's CSP does not govern.) */
+  /** axe-core in the page: no serious or critical violation. */
   async function accessible(page: Page, screen: string) {
-    await page.evaluate(AXE)
-    const violations = (await page.evaluate(async () => {
-      const result = await (window as any).axe.run(document, { resultTypes: ['violations'] })
-      return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }))
-    })) as { id: string; impact: string; nodes: number }[]
-    expect(
-      violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-      `axe on ${screen}`,
-    ).toEqual([])
+    expect(await seriousAxeViolations(page), `axe on ${screen}`).toEqual([])
   }
 
   /** A link from the CLI, opened on `origin` (the CLI writes it under PUBLIC_BASE_URL). */

@@ -55,4 +55,32 @@ let page: Promise<string> | undefined
  * never holds it (about 37 MiB of heap).
  */
 export const renderBundledGraphiQL = (options: GraphiQLOptions) =>
-  (page ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => renderGraphiQL(options)))
+  (page ??= import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) =>
+    renderGraphiQL(options).replace('</head>', `${ACCESSIBLE_GRAPHIQL}</head>`),
+  ))
+
+/**
+ * Two things in GraphiQL's own markup fail an axe scan (serious): the title's grey on grey
+ * (4.26:1, AA needs 4.5:1), and each operation tab, an `li role="tab"` holding its button
+ * (nested-interactive). The title gets a darker grey; the tab role moves to the button, which is
+ * the element that takes focus and clicks (the WAI-ARIA tabs pattern), and the `li` becomes
+ * presentational. GraphiQL re-renders tabs, so an observer keeps them so.
+ */
+const ACCESSIBLE_GRAPHIQL = `<style>.graphiql-container .graphiql-logo, .graphiql-container .graphiql-logo span { color: #4b5567; }</style>
+<script>
+  new MutationObserver(() => {
+    for (const li of document.querySelectorAll('li.graphiql-tab')) {
+      const button = li.querySelector('button.graphiql-tab-button')
+      if (!button) continue
+      // GraphiQL sets aria-selected on the li again when the active tab changes.
+      const selected = li.getAttribute('aria-selected')
+      if (selected !== null) {
+        if (button.getAttribute('aria-selected') !== selected) button.setAttribute('aria-selected', selected)
+        li.removeAttribute('aria-selected')
+      }
+      if (button.getAttribute('role') !== 'tab') button.setAttribute('role', 'tab')
+      if (li.getAttribute('role') !== 'presentation') li.setAttribute('role', 'presentation')
+    }
+  }).observe(document.documentElement, { subtree: true, childList: true, attributes: true, attributeFilter: ['role', 'aria-selected'] })
+</script>
+`
