@@ -5,6 +5,7 @@
 import type { Deps } from '../deps.js'
 import { AppError, databaseFault } from '../core/errors.js'
 import { escapeHtml } from '../web/html.js'
+import { FAVICON_LINK } from '../web/favicon.js'
 import { readBodyBytes } from '../http/read-body.js'
 import { clientKey, createRateLimiter } from '../http/rate-limit.js'
 import { consoleBundle } from './console-bundle.js'
@@ -50,6 +51,7 @@ function page(title: string, body: string, status = 200, headers: Record<string,
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>${escapeHtml(title)}</title>
+    ${FAVICON_LINK}
     <style>${STYLE}
     </style>${head}
   </head>

@@ -1,5 +1,6 @@
 // GET /api/docs: the REST API reference, Swagger UI over /api/openapi.json, all served locally.
 import { ASSETS_PATH } from './swagger-ui-assets.js'
+import { FAVICON_LINK } from './favicon.js'
 
 export function apiReferencePage(): string {
   return `<!doctype html>
@@ -8,7 +9,7 @@ export function apiReferencePage(): string {
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>sms-channel-gateway REST API reference</title>
-    <link rel="icon" type="image/png" href="${ASSETS_PATH}/favicon-32x32.png" />
+    ${FAVICON_LINK}
     <link rel="stylesheet" href="${ASSETS_PATH}/swagger-ui.css" />
     <style>
       body { margin: 0; }

@@ -1,4 +1,5 @@
 // GET /: what this service is and where its faces are, for someone who just opened the port.
+import { FAVICON_LINK } from './favicon.js'
 import { escapeHtml } from './html.js'
 
 const LINKS: [href: string, label: string, what: string][] = [
@@ -21,6 +22,7 @@ export function homePage(): string {
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>sms-channel-gateway</title>
+    ${FAVICON_LINK}
     <style>
       body { font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; margin: 3rem auto; padding: 0 1rem; color: #1f2328; }
       code { background: #f6f8fa; padding: 0.1em 0.3em; border-radius: 4px; }

@@ -1,4 +1,4 @@
-// The service's own pages: the home page, the OpenAPI document and the API reference. They answer
+// The service's own pages: the home page, the OpenAPI document, the API reference and the icon. They answer
 // GET and HEAD only; anything else falls through to the routes behind them.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
@@ -6,6 +6,7 @@ import type { RestRoute } from '../../rest-compat/route.js'
 import { buildOpenApiDocument } from '../../rest-compat/openapi/build-document.js'
 import { etagMatches } from '../http/microcache.js'
 import { apiReferencePage } from './api-reference-page.js'
+import { favicon } from './favicon.js'
 import { homePage } from './home-page.js'
 import { htmlResponse } from './html.js'
 import { swaggerUiAsset } from './swagger-ui-assets.js'
@@ -40,6 +41,6 @@ export function createWebRoutes(routes: RestRoute[]) {
     if (path === '/api/openapi.json') return openapi(request)
     if (path === '/api/docs' || path === '/api/docs/') return htmlResponse(reference)
     if (TO_REFERENCE.has(path)) return new Response(null, { status: 302, headers: { Location: '/api/docs' } })
-    return swaggerUiAsset(path)
+    return favicon(request, path) ?? swaggerUiAsset(path)
   }
 }
