@@ -126,6 +126,10 @@ function operationOf(route: RestRoute): Operation {
   const okHeaders: Record<string, unknown> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }
   if (route.etag) okHeaders.ETag = { $ref: '#/components/headers/ETag' }
   if (route.headers) okHeaders['Cache-Control'] = { $ref: '#/components/headers/Cache-Control' }
+  if (route.paging) {
+    okHeaders.Link = { $ref: '#/components/headers/Link' }
+    okHeaders['X-Total-Count'] = { $ref: '#/components/headers/X-Total-Count' }
+  }
   const responses: Operation['responses'] = {
     200: {
       description: doc.response.description,
