@@ -90,6 +90,12 @@ const pageMeta = (p: { total: number; currentPage: number; lastPage: number; per
   per_page: p.perPage,
 })
 
+const pagePosition = (p: { total: number; currentPage: number; lastPage: number }) => ({
+  page: p.currentPage,
+  lastPage: p.lastPage,
+  total: p.total,
+})
+
 const upcomingDocument = graphql(
   `query Upcoming($channel: String!, $limit: Int, $from: String, $to: String) {
   channel(id: $channel) { name timezone upcomingAirings(limit: $limit, from: $from, to: $to) { ...LegacyAiring } }
@@ -341,6 +347,7 @@ export const channelRoutes: RestRoute[] = [
         },
       })),
     }),
+    paging: ({ channel: c }) => pagePosition(c.catchups),
     openapi: {
       operationId: 'listCatchups',
       tag: 'Channel',
@@ -401,6 +408,7 @@ export const channelRoutes: RestRoute[] = [
       page: intParam(query, 'page'),
     }),
     toLegacy: ({ channel: c }) => ({ channel_name: c.name, programs: c.programs.nodes.map(legacyProgram), meta: pageMeta(c.programs) }),
+    paging: ({ channel: c }) => pagePosition(c.programs),
     openapi: {
       operationId: 'listPrograms',
       tag: 'Programs',
@@ -612,6 +620,7 @@ export const channelRoutes: RestRoute[] = [
       })),
       meta: pageMeta(p.episodes),
     }),
+    paging: ({ program: p }) => pagePosition(p.episodes),
     openapi: {
       operationId: 'listEpisodes',
       tag: 'Programs',

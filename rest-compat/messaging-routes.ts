@@ -80,6 +80,8 @@ const legacyMeta = (p: ResultOf<typeof PAGE_INFO>) => ({
   pageCount: p.pageCount,
 })
 
+const pagePosition = (p: ResultOf<typeof PAGE_INFO>) => ({ page: p.page, lastPage: p.pageCount, total: p.total })
+
 const legacyContactItem = (c: ResultOf<typeof CONTACT_ITEM>) => ({
   uuid: c.id,
   first_name: c.firstName,
@@ -190,6 +192,7 @@ export const messagingRoutes: RestRoute[] = [
       data: groups.nodes.map((g) => ({ uuid: g.id, name: g.name, description: g.description })),
       meta: legacyMeta(groups.pageInfo),
     }),
+    paging: ({ groups }) => pagePosition(groups.pageInfo),
     openapi: {
       operationId: 'listGroups',
       tag: 'Groups',
@@ -333,6 +336,7 @@ export const messagingRoutes: RestRoute[] = [
     ),
     variables: (input) => listVariables(input, { id: input.params.id }),
     toLegacy: ({ group }) => ({ data: group.contacts.nodes.map(legacyContactItem), meta: legacyMeta(group.contacts.pageInfo) }),
+    paging: ({ group }) => pagePosition(group.contacts.pageInfo),
     openapi: {
       operationId: 'listGroupContacts',
       tag: 'Groups',
@@ -450,6 +454,7 @@ export const messagingRoutes: RestRoute[] = [
     ),
     variables: (input) => listVariables(input),
     toLegacy: ({ contacts }) => ({ data: contacts.nodes.map(legacyContactItem), meta: legacyMeta(contacts.pageInfo) }),
+    paging: ({ contacts }) => pagePosition(contacts.pageInfo),
     openapi: {
       operationId: 'listContacts',
       tag: 'Contacts',

@@ -81,6 +81,11 @@ export interface RestRoute<Result = unknown> {
   toLegacy(data: Found<Result>, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): unknown
   /** Extra response headers drawn from the same data (now playing's Cache-Control). */
   headers?(data: Found<Result>): Record<string, string>
+  /**
+   * A paged list: where the answer stands, so that the router adds `Link` (first, prev, next, last)
+   * and `X-Total-Count` to it (rest-compat/paging-headers.ts). The body stays as `toLegacy` built it.
+   */
+  paging?(data: Found<Result>): PagePosition
   /** Rewrites domain field names in validation details into the legacy spelling. */
   legacyField?(field: string): string
   /**
@@ -88,6 +93,14 @@ export interface RestRoute<Result = unknown> {
    * written, but test/openapi.test.ts fails for any route without one.
    */
   openapi?: RouteDoc
+}
+
+/** The page a list answer holds, its last page and how many items the whole list has. */
+export interface PagePosition {
+  page: number
+  /** 0 for an empty list is read as 1: the first page is also the last. */
+  lastPage: number
+  total: number
 }
 
 /**

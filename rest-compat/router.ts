@@ -10,6 +10,7 @@ import { readBodyBytes } from '../src/http/read-body.js'
 import { isStorableText } from '../src/messaging/input-rules.js'
 import { inSpan, tracingEnabled } from '../src/core/tracing.js'
 import { AnswerResponse } from '../src/http/answer-response.js'
+import { pagingHeaders } from './paging-headers.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -150,6 +151,13 @@ export function createRestRouter(options: RestRouterOptions) {
             ...corsHeaders(route.api),
             ...(route.contentType ? { 'Content-Type': route.contentType } : {}),
             ...route.headers?.(data),
+            ...(route.paging
+              ? pagingHeaders(route.paging(data), {
+                  publicBaseUrl: options.publicBaseUrl,
+                  url,
+                  kept: route.microcache ? Object.keys(route.openapi?.query ?? {}) : undefined,
+                })
+              : {}),
           }
           return { body, headers, text: route.contentType ? String(body) : JSON.stringify(body) }
         }
@@ -277,7 +285,9 @@ async function readJsonBody(request: Request, limit: number): Promise<unknown> {
 }
 
 function corsHeaders(api: RestRoute['api']): Record<string, string> {
-  return api === 'channel' ? { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, X-Request-Id' } : {}
+  return api === 'channel'
+    ? { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, X-Request-Id, Link, X-Total-Count' }
+    : {}
 }
 
 function preflight(methods: string[], api: RestRoute['api']): Response {

@@ -31,7 +31,7 @@ describe('the OpenAPI document (generated from the route table)', () => {
     expect(operations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort()).toEqual(
       restRoutes.map((r) => `${r.method} ${openApiPath(r.path)}`).sort(),
     )
-    expect(operations).toHaveLength(26) // 13 messaging, 1 delivery report, 9 channel, 3 guides
+    expect(operations).toHaveLength(28) // 13 messaging, 2 sending, 1 delivery report, 9 channel, 3 guides
     expect(new Set(operations.map((o) => o.op.operationId)).size).toBe(operations.length)
   })
 

@@ -32,6 +32,7 @@ export const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}')
 const TAGS = [
   { name: 'Groups', description: 'Contact groups of the account (messaging API: Bearer key).' },
   { name: 'Contacts', description: 'Contacts keyed by mobile number (messaging API: Bearer key).' },
+  { name: 'Sending', description: 'Sending an SMS to a number or to every contact of a group (messaging API: Bearer key).' },
   { name: 'Delivery reports', description: 'Polling the delivery report of a sent SMS (messaging API: Bearer key).' },
   { name: 'Channel', description: 'Now playing, schedule and catchups of a channel (public, no key).' },
   { name: 'Programs', description: 'Programs, episodes and airings of a channel (public, no key).' },
@@ -126,6 +127,10 @@ function operationOf(route: RestRoute): Operation {
   const okHeaders: Record<string, unknown> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }
   if (route.etag) okHeaders.ETag = { $ref: '#/components/headers/ETag' }
   if (route.headers) okHeaders['Cache-Control'] = { $ref: '#/components/headers/Cache-Control' }
+  if (route.paging) {
+    okHeaders.Link = { $ref: '#/components/headers/Link' }
+    okHeaders['X-Total-Count'] = { $ref: '#/components/headers/X-Total-Count' }
+  }
   const responses: Operation['responses'] = {
     200: {
       description: doc.response.description,

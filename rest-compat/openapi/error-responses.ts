@@ -149,6 +149,12 @@ export const responseHeaders = {
   Allow: { description: 'The methods the path accepts.', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'string' } },
   ETag: { description: 'Validator of the answer; send it back in If-None-Match for a 304.', schema: { type: 'string' } },
+  Link: {
+    description:
+      'Paged lists (RFC 8288): `<url>; rel="first"`, `rel="prev"` (not on page 1), `rel="next"` (not on the last page), `rel="last"`, comma-separated. Absolute URLs on the public base URL, keeping the query parameters of the request with `page` set.',
+    schema: { type: 'string' },
+  },
+  'X-Total-Count': { description: 'Paged lists: the number of items in the whole list (`meta.total`).', schema: { type: 'string' } },
   'Cache-Control': {
     description: 'Now playing: `public, max-age=<seconds until estimated_end_at, at least 1>`; 60 for a live broadcast or an unknown end.',
     schema: { type: 'string' },

@@ -3,23 +3,26 @@ import { hostname } from 'node:os'
 import type { Deps } from '../deps.js'
 import { applyDueCarrierEvents } from '../sms/carrier-events.js'
 import { sweepSubmissions } from '../sms/submit-sms.js'
+import { resumeBulkSends } from '../sms/send-sms-to-group.js'
 import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from '../webhooks/dispatcher.js'
 import { purgeExpiredIdempotencyRecords } from '../idempotency/purge-expired.js'
 import { purgeContactChanges } from '../messaging/remembered-searches.js'
 
 /**
- * One pass of background work: SMS submissions left over (crash, gateway outage, deadline), then
+ * One pass of background work: bulk sends left unfinished, SMS submissions left over (crash, gateway outage, deadline), then
  * due carrier events (both enqueue webhooks), then webhooks. With the worker's `dispatcher` the
  * webhooks are only claimed and started (they finish on their own); without one (tests, tools) the
  * tick waits until every due delivery has been attempted.
  */
 export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Dispatcher) {
+  // Bulk sends whose request died hand their remaining recipients over first; the sweep submits what they leave.
+  const bulkSends = await resumeBulkSends(deps, owner)
   const submissions = await sweepSubmissions(deps, owner)
   const events = await applyDueCarrierEvents(deps, owner)
   const deliveries = dispatcher ? { started: await dispatcher.pump() } : await dispatchDueDeliveries(deps, { owner })
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
   const contactChangesPurged = await purgeContactChanges(deps)
-  return { submissions, events, deliveries, idempotencyPurged, contactChangesPurged }
+  return { bulkSends, submissions, events, deliveries, idempotencyPurged, contactChangesPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */

@@ -15,10 +15,10 @@ export interface SendSmsInput {
 }
 
 /** Sender ids: up to 11 letters/digits/spaces (alphanumeric) or a phone number of up to 15 digits. */
-const SENDER_PATTERN = /^(?:[A-Za-z0-9 .&-]{1,11}|\+?\d{3,15})$/
+export const SENDER_PATTERN = /^(?:[A-Za-z0-9 .&-]{1,11}|\+?\d{3,15})$/
 
 /** The Idempotency-Key form of the contract: 1-255 printable ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/
+export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/
 
 export interface SendSmsOptions {
   /** The request's Idempotency-Key: a retry with the same key answers the first message. */
@@ -153,7 +153,7 @@ async function findByKey(deps: Pick<Deps, 'db'>, accountId: string, key: string,
   return { id: first.id, status: first.status, replayed: true }
 }
 
-const defaultSender = (accountName: string) =>
+export const defaultSender = (accountName: string) =>
   accountName
     .replace(/[^A-Za-z0-9 ]/g, '')
     .trim()

@@ -5,6 +5,7 @@ import { escapeHtml } from './html.js'
 const LINKS: [href: string, label: string, what: string][] = [
   ['/console', 'Account console', 'API keys, the webhook and its delivery log, for account holders (sign in with a link)'],
   ['/graphql', 'GraphiQL', 'the GraphQL API in the browser; put your API key in the Headers tab'],
+  ['/graphql/schema.graphql', 'GraphQL schema (SDL)', 'the printed schema as text, for code generators and editors'],
   ['/api/docs', 'REST API reference', 'every REST path under /api, with schemas and examples'],
   ['/api/openapi.json', 'OpenAPI document', 'OpenAPI 3.1, for code generators and API tools'],
   ['/healthz', '/healthz', 'liveness: 200 while the process runs'],

@@ -1,9 +1,11 @@
-// The service's own pages: the home page, the OpenAPI document, the API reference and the icon. They answer
+// The service's own pages: the home page, the OpenAPI document, the GraphQL SDL, the API reference and
+// the icon. They answer
 // GET and HEAD only; anything else falls through to the routes behind them.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { RestRoute } from '../../rest-compat/route.js'
 import { buildOpenApiDocument } from '../../rest-compat/openapi/build-document.js'
+import { printedSchema } from '../graphql/print.js'
 import { etagMatches } from '../http/microcache.js'
 import { apiReferencePage } from './api-reference-page.js'
 import { favicon } from './favicon.js'
@@ -16,9 +18,32 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
 /** Paths that only lead to the reference. */
 const TO_REFERENCE = new Set(['/api', '/api/', '/docs', '/docs/'])
 
+/** The printed schema: the same text as the repository's schema.graphql (docs/graphql.md "The SDL"). */
+export const SDL_PATH = '/graphql/schema.graphql'
+
+/**
+ * A text fixed for the process's life, answered with its ETag (304 to a matching If-None-Match),
+ * `no-cache` (tools revalidate, and get it again after an upgrade), and open to any origin.
+ */
+function cachedText(text: string, contentType: string) {
+  const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+  return (request: Request): Response => {
+    const headers = {
+      'Content-Type': contentType,
+      'Cache-Control': 'no-cache',
+      ETag: etag,
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': 'ETag',
+    }
+    if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+    return new Response(request.method === 'HEAD' ? null : text, { headers })
+  }
+}
+
 export function createWebRoutes(routes: RestRoute[]) {
   const openapiText = JSON.stringify(buildOpenApiDocument(routes, { version }), null, 2)
   const openapiEtag = `"${createHash('sha1').update(openapiText).digest('base64url')}"`
+  const sdl = cachedText(printedSchema(), 'text/plain; charset=utf-8')
   const home = homePage()
   const reference = apiReferencePage()
 
@@ -39,6 +64,7 @@ export function createWebRoutes(routes: RestRoute[]) {
     const path = url.pathname
     if (path === '/') return htmlResponse(home)
     if (path === '/api/openapi.json') return openapi(request)
+    if (path === SDL_PATH) return sdl(request)
     if (path === '/api/docs' || path === '/api/docs/') return htmlResponse(reference)
     if (TO_REFERENCE.has(path)) return new Response(null, { status: 302, headers: { Location: '/api/docs' } })
     return favicon(request, path) ?? swaggerUiAsset(path)
