@@ -1,6 +1,5 @@
 // The service's own pages: the home page, the OpenAPI document, the GraphQL SDL, the API reference and
-// the icon. They answer
-// GET and HEAD only; anything else falls through to the routes behind them.
+// the icon. They answer GET and HEAD only; anything else falls through to the routes behind them.
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { RestRoute } from '../../rest-compat/route.js'
