@@ -158,7 +158,7 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     const paths = await page.locator('.opblock-summary-path').allInnerTexts()
     const shown = methods.map((m, i) => `${m} ${paths[i]!.replace(/\u200b/g, '')}`)
     expect(shown.sort()).toEqual(expected.sort())
-    expect(shown).toHaveLength(26) // 13 messaging, 1 delivery report, 9 channel, 3 guides
+    expect(shown).toHaveLength(28) // 13 messaging, 2 sending, 1 delivery report, 9 channel, 3 guides
     expect(await page.locator('.info .title').innerText()).toContain('sms-channel-gateway REST API')
     expect(await page.getByRole('button', { name: /Authorize/ }).count()).toBeGreaterThan(0)
     await screenshot(page, 'api-docs')
@@ -169,7 +169,7 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     const opened = await open('/')
     const { page } = opened
     const hrefs = await page.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))
-    expect(hrefs).toEqual(['/console', '/graphql', '/api/docs', '/api/openapi.json', '/healthz', '/readyz', '/metrics'])
+    expect(hrefs).toEqual(['/console', '/graphql', '/graphql/schema.graphql', '/api/docs', '/api/openapi.json', '/healthz', '/readyz', '/metrics'])
     await screenshot(page, 'home')
     await done(opened)
   })
