@@ -169,7 +169,16 @@ describe.skipIf(skip)('docs pages in a browser, offline', () => {
     const opened = await open('/')
     const { page } = opened
     const hrefs = await page.locator('a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))
-    expect(hrefs).toEqual(['/console', '/graphql', '/graphql/schema.graphql', '/api/docs', '/api/openapi.json', '/healthz', '/readyz', '/metrics'])
+    expect(hrefs).toEqual([
+      '/console',
+      '/graphql',
+      '/graphql/schema.graphql',
+      '/api/docs',
+      '/api/openapi.json',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+    ])
     await screenshot(page, 'home')
     await done(opened)
   })
