@@ -123,7 +123,10 @@ describe.each(targets)('webhook endpoints on $name', (target) => {
     const other = await funded()
     const endpoint = await createEndpoint(kit.deps, s.account.id, { url: one.url })
     const disabled = await createEndpoint(kit.deps, s.account.id, { url: two.url })
-    await kit.db.webhookEndpoint.update({ where: { id: disabled.id }, data: { disabledAt: clock.now(), disabledReason: 'it answered 410 Gone' } })
+    await kit.db.webhookEndpoint.update({
+      where: { id: disabled.id },
+      data: { disabledAt: clock.now(), disabledReason: 'it answered 410 Gone' },
+    })
     const foreign = await createEndpoint(kit.deps, other.account.id, { url: one.url })
     const message = await kit.db.message.create({ data: sentMessageRow(s.account.id, clock.now()) })
     const since = new Date(clock.now().getTime() - 3_600_000)
@@ -250,9 +253,12 @@ describe.each(targets)('webhook endpoints on $name', (target) => {
     }
     const unknown = await kit.graphql(CREATE, { input: { url: one.url, eventTypes: ['SMS_SENT'] } }, s.key)
     expect(unknown.errors?.[0]?.message).toMatch(/SMS_SENT/)
-    await expect(createEndpoint(kit.deps, s.account.id, { url: one.url, eventTypes: ['message.status', 'sms.sent'] })).rejects.toMatchObject(
-      { code: 'VALIDATION_FAILED', details: [{ field: 'eventTypes[1]', message: 'unknown event type; one of message.status, test' }] },
-    )
+    await expect(
+      createEndpoint(kit.deps, s.account.id, { url: one.url, eventTypes: ['message.status', 'sms.sent'] }),
+    ).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ field: 'eventTypes[1]', message: 'unknown event type; one of message.status, test' }],
+    })
     const none = await kit.graphql(CREATE, { input: { url: one.url, eventTypes: [] } }, s.key)
     expect(none.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'eventTypes' }] })
     expect(await count()).toBe(0)

@@ -97,7 +97,11 @@ export const commands: Record<string, Command> = {
     async run(deps, flags) {
       const accountId = await existingAccount(deps, required(flags, 'account'))
       const events = flags.events === undefined ? undefined : flags.events.split(',').map((e) => e.trim())
-      const endpoint = await createEndpoint(deps, accountId, { url: required(flags, 'url'), eventTypes: events, payloadFormat: flags.format })
+      const endpoint = await createEndpoint(deps, accountId, {
+        url: required(flags, 'url'),
+        eventTypes: events,
+        payloadFormat: flags.format,
+      })
       return {
         id: endpoint.id,
         url: endpoint.url,
