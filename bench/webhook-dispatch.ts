@@ -57,7 +57,9 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
   const database = await openDatabase(url)
   const deps = createDeps(database, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
   const { account } = await createAccount(deps, { name: 'Bench' })
-  await deps.db.webhookEndpoint.create({ data: { accountId: account.id, url: hook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } })
+  const endpoint = await deps.db.webhookEndpoint.create({
+    data: { accountId: account.id, url: hook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+  })
   const message = await deps.db.message.create({
     data: {
       accountId: account.id,
@@ -80,6 +82,7 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
       data: Array.from({ length: Math.min(1000, N - i) }, (_, j) => ({
         id: `msg_${String(i + j).padStart(32, '0')}`,
         accountId: account.id,
+        endpointId: endpoint.id,
         messageId: message.id,
         body,
         nextAttemptAt: now,

@@ -24,7 +24,7 @@ await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
 const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
 
 const { account } = await createAccount(deps, { name: 'Bench' })
-await db.webhookEndpoint.create({ data: { accountId: account.id, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } })
+const endpoint = await db.webhookEndpoint.create({ data: { accountId: account.id, url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } })
 const message = await db.message.create({
   data: {
     accountId: account.id,
@@ -48,6 +48,7 @@ async function enqueue(n: number, at: Date, prefix: string) {
       data: Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({
         id: `msg_${prefix}${String(i + j).padStart(28, '0')}`,
         accountId: account.id,
+        endpointId: endpoint.id,
         messageId: message.id,
         body,
         nextAttemptAt: at,

@@ -260,6 +260,18 @@ interface Attempt {
   durationMs: number
   error: string | null
   at: string
+  responseHeaders: string | null
+  responseBody: string | null
+  responseTruncated: boolean
+}
+
+interface Endpoint {
+  id: string
+  url: string
+  eventTypes: string[]
+  payloadFormat: string
+  enabled: boolean
+  disabledReason: string | null
 }
 
 interface Delivery {
@@ -271,6 +283,8 @@ interface Delivery {
   nextAttemptAt: string
   lastError: string | null
   createdAt: string
+  body: string
+  endpoint: { url: string } | null
   attemptLog: Attempt[]
 }
 
@@ -328,6 +342,157 @@ function useSubscription<T>(query: string, onData: (data: T) => void, setLive: (
       controller?.abort()
     }
   }, [query])
+}
+
+/** What the receiver answered to one attempt, as kept (at most 2 KiB of headers and 4 KiB of body). */
+function AnswerDetails({ attempt }: { attempt: Attempt }) {
+  return (
+    <details>
+      <summary>Answer{attempt.responseTruncated ? ' (cut)' : ''}</summary>
+      <pre class="mono">{attempt.responseHeaders}</pre>
+      <pre class="mono">{attempt.responseBody || '(empty body)'}</pre>
+    </details>
+  )
+}
+
+const EVENT_TYPES = [
+  ['MESSAGE_STATUS', 'delivery reports'],
+  ['TEST', 'test events'],
+] as const
+
+/** Every endpoint of the account (the first is the default one above), and a form to add one. */
+function EndpointList({ onChange }: { onChange: () => void }) {
+  const [endpoints, setEndpoints] = useState<Endpoint[]>([])
+  const [url, setUrl] = useState('')
+  const [types, setTypes] = useState<string[]>(EVENT_TYPES.map(([t]) => t))
+  const [format, setFormat] = useState('LEGACY')
+  const [error, setError] = useState<string | null>(null)
+  const [secret, setSecret] = useState<string | null>(null)
+  const load = useCallback(async () => {
+    const r = await gql<{ webhookEndpoints: Endpoint[] }>(D.endpoints)
+    if (r.data) setEndpoints(r.data.webhookEndpoints)
+  }, [])
+  useEffect(() => void load(), [load])
+  async function add(event: Event) {
+    event.preventDefault()
+    setSecret(null)
+    const r = await gql<{ createWebhookEndpoint: { secret: string } }>(D.createEndpoint, {
+      input: { url, eventTypes: types, payloadFormat: format },
+    })
+    setError(problem(r.errors))
+    if (r.data) {
+      setSecret(r.data.createWebhookEndpoint.secret)
+      setUrl('')
+    }
+    await load()
+    onChange()
+  }
+  async function remove(id: string) {
+    const r = await gql(D.deleteEndpoint, { id })
+    setError(problem(r.errors))
+    await load()
+    onChange()
+  }
+  return (
+    <div>
+      <h3>Endpoints</h3>
+      <p class="muted">Each endpoint has its own secret, events and body. The first is the one above.</p>
+      <Table columns={['URL', 'Events', 'Body', 'State', 'Action']} testId="endpoints">
+        {endpoints.map((e) => (
+          <tr key={e.id} data-endpoint={e.id}>
+            <td class="mono">{e.url}</td>
+            <td>{e.eventTypes.map((t) => t.toLowerCase().replace('_', '.')).join(', ')}</td>
+            <td>{e.payloadFormat === 'STANDARD' ? 'Standard Webhooks envelope' : 'delivery report'}</td>
+            <td>{e.enabled ? 'enabled' : `disabled: ${e.disabledReason ?? ''}`}</td>
+            <td>
+              <button type="button" class="secondary" aria-label={`Remove endpoint ${e.url}`} onClick={() => void remove(e.id)}>
+                Remove
+              </button>
+            </td>
+          </tr>
+        ))}
+      </Table>
+      <form onSubmit={(e) => void add(e)} class="row" noValidate>
+        <div style="flex: 1 1 20rem">
+          <label for="endpoint-url">New endpoint URL</label>
+          <input
+            id="endpoint-url"
+            type="url"
+            style="width: 100%"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+            aria-describedby="endpoint-error"
+          />
+        </div>
+        <fieldset>
+          <legend>Events</legend>
+          {EVENT_TYPES.map(([type, label]) => (
+            <label key={type}>
+              <input
+                type="checkbox"
+                checked={types.includes(type)}
+                onChange={(e) => setTypes(e.currentTarget.checked ? [...types, type] : types.filter((t) => t !== type))}
+              />{' '}
+              {label}
+            </label>
+          ))}
+        </fieldset>
+        <div>
+          <label for="endpoint-format">Body</label>
+          <select id="endpoint-format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
+            <option value="LEGACY">delivery report</option>
+            <option value="STANDARD">Standard Webhooks envelope</option>
+          </select>
+        </div>
+        <button type="submit">Add endpoint</button>
+      </form>
+      <ErrorText id="endpoint-error" text={error} />
+      {secret && (
+        <p role="status" class="ok">
+          Endpoint added. Its signing secret: <code data-testid="endpoint-secret">{secret}</code>
+        </p>
+      )}
+    </div>
+  )
+}
+
+/** "Recover every failed delivery since": they go back into the outbox, sent within the usual limits. */
+function RecoverForm({ onDone }: { onDone: () => void }) {
+  const [since, setSince] = useState('')
+  const [error, setError] = useState<string | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
+  async function recover(event: Event) {
+    event.preventDefault()
+    setNotice(null)
+    const at = new Date(since)
+    if (!since || Number.isNaN(at.getTime())) return setError('Choose a date and time.')
+    const r = await gql<{ recoverFailedWebhookDeliveries: { recovered: number; more: boolean } }>(D.recover, { since: at.toISOString() })
+    setError(problem(r.errors))
+    const done = r.data?.recoverFailedWebhookDeliveries
+    if (done) setNotice(`${done.recovered} failed deliveries queued again${done.more ? '; more are left: recover again' : ''}.`)
+    onDone()
+  }
+  return (
+    <form onSubmit={(e) => void recover(e)} class="row" noValidate>
+      <div>
+        <label for="recover-since">Failed since</label>
+        <input
+          id="recover-since"
+          type="datetime-local"
+          value={since}
+          onInput={(e) => setSince(e.currentTarget.value)}
+          aria-describedby="recover-error"
+        />
+      </div>
+      <button type="submit" class="secondary">
+        Recover failed deliveries
+      </button>
+      <ErrorText id="recover-error" text={error} />
+      <p role="status" class="ok">
+        {notice}
+      </p>
+    </form>
+  )
 }
 
 function WebhookSection() {
@@ -445,7 +610,9 @@ function WebhookSection() {
           </div>
         </div>
       )}
+      <EndpointList onChange={() => void load(true)} />
       <h3>Delivery log</h3>
+      <RecoverForm onDone={() => void loadDeliveries()} />
       <div class="row">
         <div>
           <label for="delivery-filter">Show</label>
@@ -468,7 +635,12 @@ function WebhookSection() {
               <br />
               <span class="muted">
                 {d.test ? 'test event' : `report of ${d.messageId}`}, {when(d.createdAt)}
+                {d.endpoint ? `, to ${d.endpoint.url}` : ', endpoint removed'}
               </span>
+              <details>
+                <summary>Request body</summary>
+                <pre class="mono">{d.body}</pre>
+              </details>
             </td>
             <td>{d.state.toLowerCase()}</td>
             <td>
@@ -477,6 +649,7 @@ function WebhookSection() {
                   {d.attemptLog.map((a, i) => (
                     <li key={i}>
                       #{a.attempt}: {a.statusCode ?? 'no answer'}, {a.durationMs} ms{a.error ? `, ${a.error}` : ''}
+                      {a.statusCode !== null && <AnswerDetails attempt={a} />}
                     </li>
                   ))}
                 </ul>

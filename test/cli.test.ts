@@ -73,6 +73,33 @@ describe.each(targets)('CLI on $name', (target) => {
     expect(bad.code).not.toBe(0)
   }, 60_000)
 
+  it('adds and lists webhook endpoints; an unknown event type or format changes nothing', async () => {
+    const { account } = await kit.seed().account()
+    const env = 'WEBHOOK_ALLOW_PRIVATE_NETWORKS=true'
+    const add = ['webhook:add', '--account', account.id, '--url', 'http://127.0.0.1:9/hooks']
+    const added = await cli(kit.url, env, ...add, '--events', 'test', '--format', 'standard')
+    expect(added.code).toBe(0)
+    expect(JSON.parse(added.stdout)).toEqual({
+      id: expect.any(String),
+      url: 'http://127.0.0.1:9/hooks',
+      secret: expect.stringMatching(/^whsec_/),
+      eventTypes: ['test'],
+      payloadFormat: 'standard',
+    })
+    for (const [extra, line] of [
+      [['--events', 'message.status,sms.sent'], 'webhook:add: eventTypes[1]: unknown event type; one of message.status, test'],
+      [['--format', 'xml'], 'webhook:add: payloadFormat: one of legacy, standard'],
+    ] as const) {
+      const refused = await cli(kit.url, env, ...add, ...extra)
+      expect(refused.code).not.toBe(0)
+      expect(refused.stderr.trim()).toBe(line)
+    }
+    const listed = await cli(kit.url, 'webhook:list', '--account', account.id)
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { id: JSON.parse(added.stdout).id, url: 'http://127.0.0.1:9/hooks', eventTypes: ['test'], payloadFormat: 'standard', enabled: true },
+    ])
+  }, 180_000)
+
   it('exits non-zero with one line on bad input', async () => {
     for (const args of [
       ['account:create'],

@@ -55,7 +55,7 @@ describe.each(targets)('WEB_CONCURRENCY=2 on $name', (target) => {
 
       // Webhook deliveries: the one dispatcher sends each update once.
       const { account } = await createAccount(kit.deps, { name: 'Hooks' })
-      await setWebhook(kit.deps, account.id, receiver.url)
+      const endpoint = await setWebhook(kit.deps, account.id, receiver.url)
       const message = await kit.db.message.create({ data: sentMessageRow(account.id) })
       const deliver = async (from: number, n: number) => {
         const now = new Date()
@@ -63,6 +63,7 @@ describe.each(targets)('WEB_CONCURRENCY=2 on $name', (target) => {
           data: Array.from({ length: n }, (_, i) => ({
             id: `msg_${String(from + i).padStart(32, '0')}`,
             accountId: account.id,
+            endpointId: endpoint.id,
             messageId: message.id,
             body: JSON.stringify({ reference: message.id, update: from + i }),
             nextAttemptAt: now,

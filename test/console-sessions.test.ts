@@ -253,7 +253,7 @@ describe.each(targets)('account console sessions on $name', (target) => {
         const refused = await asConsole(session, 'mutation($h: Int) { rotateWebhookSecret(overlapHours: $h) { secret } }', { h: hours })
         expect(refused.errors?.[0]?.extensions.code).toBe('VALIDATION_FAILED')
       }
-      expect((await kit.db.webhookEndpoint.findUniqueOrThrow({ where: { accountId } })).secret).toBe(oldSecret)
+      expect((await kit.db.webhookEndpoint.findFirstOrThrow({ where: { accountId } })).secret).toBe(oldSecret)
       const rotated = await asConsole(session, 'mutation { rotateWebhookSecret { secret webhook { secret previousSecretExpiresAt } } }')
       const newSecret = rotated.data.rotateWebhookSecret.secret as string
       expect(newSecret).not.toBe(oldSecret)
@@ -289,7 +289,7 @@ describe.each(targets)('account console sessions on $name', (target) => {
       expect((receiver.received.at(-1)!.headers['webhook-signature'] as string).split(' ')).toHaveLength(1)
       const bad = await kit.graphql(graphql('mutation($u: String!) { setWebhook(url: $u) { secret } }'), { u: 'not a url' }, key)
       expect(bad.errors?.[0]?.extensions.code).toBe('VALIDATION_FAILED')
-      expect((await kit.db.webhookEndpoint.findUniqueOrThrow({ where: { accountId } })).url).toBe(receiver.url)
+      expect((await kit.db.webhookEndpoint.findFirstOrThrow({ where: { accountId } })).url).toBe(receiver.url)
     } finally {
       await receiver.close()
     }

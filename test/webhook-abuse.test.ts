@@ -141,7 +141,7 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
     const dispatch = (extra: { perEndpoint?: number } = {}) =>
       dispatchBatch(kit.deps, { owner: 'test', random: () => 0.5, timeoutMs: 2000, ...extra })
     const endpointOf = (accountId: string) =>
-      kit.db.webhookEndpoint.findUniqueOrThrow({
+      kit.db.webhookEndpoint.findFirstOrThrow({
         where: { accountId },
         select: { failures: true, pausedUntil: true, disabledAt: true, disabledReason: true },
       })
@@ -175,7 +175,7 @@ describe.each(targets)('webhook receivers that attack on $name', (target) => {
       const started = clock.now()
       await kit.gql(SEND, { input: { to: '+254712345678', message: 'days' } }, s.key)
       await dispatch()
-      await kit.db.webhookEndpoint.update({ where: { accountId: s.account.id }, data: { pausedUntil: null } })
+      await kit.db.webhookEndpoint.updateMany({ where: { accountId: s.account.id }, data: { pausedUntil: null } })
       clock.advance(5 * 24 * 60 * 60_000)
       await kit.db.webhookDelivery.updateMany({
         where: { accountId: s.account.id, state: 'pending' },

@@ -13,13 +13,14 @@ describe.each(targets)('the continuous webhook dispatcher on $name', (target) =>
 
   async function pendingDeliveries(count: number, url: string) {
     const { account } = await kit.seed().account()
-    await setWebhook(kit.deps, account.id, url)
+    const endpoint = await setWebhook(kit.deps, account.id, url)
     const message = await kit.db.message.create({ data: sentMessageRow(account.id) })
     const now = kit.deps.clock.now()
     await kit.db.webhookDelivery.createMany({
       data: Array.from({ length: count }, (_, i) => ({
         id: `msg_${account.id.replaceAll('-', '')}${i}`,
         accountId: account.id,
+        endpointId: endpoint.id,
         messageId: message.id,
         body: JSON.stringify({ n: i }),
         nextAttemptAt: now,

@@ -199,8 +199,16 @@ describe.each(targets)('webhooks on $name', (target) => {
     const s = await accountWithWebhook()
     const message = await kit.db.message.create({ data: sentMessageRow(s.account.id, clock.now()) })
     const ids = Array.from({ length: 12 }, (_, i) => `msg_${'e'.repeat(28)}${String(i).padStart(4, '0')}`)
+    const endpoint = await kit.db.webhookEndpoint.findFirstOrThrow({ where: { accountId: s.account.id } })
     await kit.db.webhookDelivery.createMany({
-      data: ids.map((id) => ({ id, accountId: s.account.id, messageId: message.id, body: '{}', nextAttemptAt: clock.now() })),
+      data: ids.map((id) => ({
+        id,
+        accountId: s.account.id,
+        endpointId: endpoint.id,
+        messageId: message.id,
+        body: '{}',
+        nextAttemptAt: clock.now(),
+      })),
     })
     let release: () => void = () => undefined
     const held = new Promise<void>((r) => (release = r))
@@ -300,13 +308,14 @@ describe.each(targets.filter((t) => t.name === 'postgresql'))('two dispatchers o
     })
     try {
       const s = await kit.seed().account()
-      await kit.db.webhookEndpoint.create({ data: { accountId: s.account.id, url: receiver.url, secret: 'whsec_AAAA' } })
+      const endpoint = await kit.db.webhookEndpoint.create({ data: { accountId: s.account.id, url: receiver.url, secret: 'whsec_AAAA' } })
       const message = await kit.db.message.create({ data: sentMessageRow(s.account.id, clock.now()) })
       const total = 300
       await kit.db.webhookDelivery.createMany({
         data: Array.from({ length: total }, (_, i) => ({
           id: `msg_${String(i).padStart(32, '0')}`,
           accountId: s.account.id,
+          endpointId: endpoint.id,
           messageId: message.id,
           body: '{}',
           nextAttemptAt: clock.now(),

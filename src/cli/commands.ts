@@ -3,7 +3,8 @@ import { createConsoleLink } from '../console/sessions.js'
 import { AppError } from '../core/errors.js'
 import { createAccount } from '../accounts/create-account.js'
 import { createApiKey, revokeApiKey } from '../auth/api-keys.js'
-import { setWebhook } from '../webhooks/endpoints.js'
+import { createEndpoint, ENDPOINT_ORDER, MAX_ENDPOINTS_PER_ACCOUNT, setWebhook } from '../webhooks/endpoints.js'
+import { eventTypesOf, PAYLOAD_FORMATS, WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.js'
 import { formatCredits, parseCredits } from '../sms/money.js'
 import { readFile } from 'node:fs/promises'
 import { importChannel } from '../channel/import-channel.js'
@@ -76,12 +77,54 @@ export const commands: Record<string, Command> = {
     },
   },
   'webhook:set': {
-    summary: 'Set the URL delivery reports are pushed to, and print its signing secret',
+    summary: "Set the URL of the account's default webhook endpoint (its oldest; created when none), and print its signing secret",
     usage: 'webhook:set --account <uuid> --url <https://…>',
     options: { account: 'the account uuid', url: 'a public http(s) URL (private addresses need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)' },
     async run(deps, flags) {
       const endpoint = await setWebhook(deps, await existingAccount(deps, required(flags, 'account')), required(flags, 'url'))
       return { url: endpoint.url, secret: endpoint.secret }
+    },
+  },
+  'webhook:add': {
+    summary: `Add one more webhook endpoint (at most ${MAX_ENDPOINTS_PER_ACCOUNT} per account), and print its id and signing secret`,
+    usage: 'webhook:add --account <uuid> --url <https://…> [--events <type,…>] [--format legacy|standard]',
+    options: {
+      account: 'the account uuid',
+      url: 'a public http(s) URL (private addresses need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)',
+      events: `comma-separated event types: ${WEBHOOK_EVENT_TYPES.join(', ')} (default: all)`,
+      format: `the body: ${PAYLOAD_FORMATS.join(' (the default), ')} (the Standard Webhooks envelope)`,
+    },
+    async run(deps, flags) {
+      const accountId = await existingAccount(deps, required(flags, 'account'))
+      const events = flags.events === undefined ? undefined : flags.events.split(',').map((e) => e.trim())
+      const endpoint = await createEndpoint(deps, accountId, {
+        url: required(flags, 'url'),
+        eventTypes: events,
+        payloadFormat: flags.format,
+      })
+      return {
+        id: endpoint.id,
+        url: endpoint.url,
+        secret: endpoint.secret,
+        eventTypes: eventTypesOf(endpoint.eventTypes),
+        payloadFormat: endpoint.payloadFormat,
+      }
+    },
+  },
+  'webhook:list': {
+    summary: "List an account's webhook endpoints, oldest (the default) first, without their secrets",
+    usage: 'webhook:list --account <uuid>',
+    options: { account: 'the account uuid' },
+    async run(deps, flags) {
+      const accountId = await existingAccount(deps, required(flags, 'account'))
+      const endpoints = await deps.db.webhookEndpoint.findMany({ where: { accountId }, orderBy: ENDPOINT_ORDER })
+      return endpoints.map((e) => ({
+        id: e.id,
+        url: e.url,
+        eventTypes: eventTypesOf(e.eventTypes),
+        payloadFormat: e.payloadFormat,
+        enabled: !e.disabledAt,
+      }))
     },
   },
   'channel:import': {

@@ -2,7 +2,8 @@
 // and the server counts them among the trusted documents (GRAPHQL_TRUSTED_DOCUMENTS=only lets the
 // console work by construction: src/graphql/plugins/persisted-documents.ts).
 const DELIVERY_FIELDS =
-  'id state test messageId attempts nextAttemptAt lastError createdAt attemptLog { attempt statusCode durationMs error at }'
+  'id state test messageId attempts nextAttemptAt lastError createdAt body endpoint { url } ' +
+  'attemptLog { attempt statusCode durationMs error at responseHeaders responseBody responseTruncated }'
 
 export const CONSOLE_DOCUMENTS = {
   account: '{ account { name timezone creditBalance pricePerPage } }',
@@ -19,5 +20,9 @@ export const CONSOLE_DOCUMENTS = {
   rotateSecret: 'mutation { rotateWebhookSecret { secret } }',
   sendTest: 'mutation { sendTestWebhook { id } }',
   replay: 'mutation Replay($id: ID!) { redeliverWebhook(id: $id) { id } }',
+  endpoints: '{ webhookEndpoints { id url eventTypes payloadFormat enabled disabledReason } }',
+  createEndpoint: 'mutation AddEndpoint($input: WebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret webhook { id } } }',
+  deleteEndpoint: 'mutation DeleteEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) { deletedId } }',
+  recover: 'mutation Recover($since: DateTime!) { recoverFailedWebhookDeliveries(since: $since) { recovered more } }',
   signOut: 'mutation Out($everywhere: Boolean) { signOut(everywhere: $everywhere) { sessionsEnded } }',
 } as const

@@ -8,6 +8,8 @@ import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 import type { StatusEvent } from '../live/topics.js'
 import { currentTraceparent, tracingEnabled } from '../core/tracing.js'
 import { newWebhookId } from '../webhooks/signature.js'
+import { bodyFor, subscribes } from '../webhooks/event-types.js'
+import { ENDPOINT_ORDER } from '../webhooks/endpoints.js'
 
 export interface StatusChange {
   status: DeliveryStatus
@@ -18,8 +20,9 @@ export interface StatusChange {
 }
 
 /**
- * Applies one status change to a message, records it in the history and, when the account has
- * an active webhook, writes the delivery to the outbox: all in the caller's transaction.
+ * Applies one status change to a message, records it in the history and writes a delivery to the
+ * outbox for each of the account's enabled endpoints subscribed to `message.status`: all in the
+ * caller's transaction.
  * Only real changes count: a final status is final (a late ENROUTE after DELIVRD, or an UNDELIV
  * after DELIVRD, is ignored), a repeat of the current status is ignored, and so is any carrier
  * report on a message whose credits were refunded. Each applied change makes one webhook
@@ -34,7 +37,12 @@ export async function applyStatusChange(tx: Tx, messageId: string, change: Statu
       status: true,
       done: true,
       submission: { select: { state: true } },
-      account: { select: { timezone: true, webhook: { select: { disabledAt: true } } } },
+      account: {
+        select: {
+          timezone: true,
+          webhooks: { where: { disabledAt: null }, select: { id: true, eventTypes: true, payloadFormat: true }, orderBy: ENDPOINT_ORDER },
+        },
+      },
     },
   })
   if (!current) throw notFound('Message')
@@ -64,19 +72,24 @@ export async function applyStatusChange(tx: Tx, messageId: string, change: Statu
     },
   })
   changes?.push({ accountId: message.accountId, messageId, status: change.status })
-  const webhook = current.account.webhook
-  if (webhook && !webhook.disabledAt) {
-    await tx.webhookDelivery.create({
-      data: {
+  // One delivery per enabled endpoint subscribed to status updates, each in the body it asked for.
+  const endpoints = current.account.webhooks.filter((e) => subscribes(e.eventTypes, 'message.status'))
+  if (endpoints.length) {
+    const report = deliveryReport(message, current.account.timezone)
+    // The request (or worker tick) that caused the update: each attempt's span links back to it.
+    const traceparent = tracingEnabled ? currentTraceparent() : null
+    await tx.webhookDelivery.createMany({
+      data: endpoints.map((endpoint) => ({
         id: newWebhookId(),
         accountId: message.accountId,
+        endpointId: endpoint.id,
+        eventType: 'message.status',
         messageId,
-        body: JSON.stringify(deliveryReport(message, current.account.timezone)),
+        body: bodyFor(endpoint.payloadFormat, 'message.status', change.at, report),
         nextAttemptAt: change.at,
         createdAt: change.at,
-        // The request (or worker tick) that caused the update: each attempt's span links back to it.
-        traceparent: tracingEnabled ? currentTraceparent() : null,
-      },
+        traceparent,
+      })),
     })
   }
   return true

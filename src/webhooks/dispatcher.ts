@@ -46,14 +46,31 @@ export interface DispatchResult {
 /** At most this many of one endpoint's deliveries are in flight at once on one instance (WEBHOOK_ENDPOINT_CONCURRENCY's default). */
 export const PER_ENDPOINT = 10
 
+/** What one instance has in flight: per endpoint, and per account (all its endpoints together). */
+export interface InFlight {
+  endpoints: ReadonlyMap<string, number>
+  accounts: ReadonlyMap<string, number>
+}
+
+const NOTHING_IN_FLIGHT: InFlight = { endpoints: new Map(), accounts: new Map() }
+
+/**
+ * An account's endpoints together have at most this many times `perEndpoint` deliveries in flight
+ * on one instance: an account that points all of its endpoints at a receiver that never answers
+ * holds a share of the slots, never all of them.
+ */
+export const ACCOUNT_SHARE = 2
+
 /**
  * Claims up to `limit` due deliveries for `owner` with a lease, fairly:
- * - an endpoint (one per account) has at most `perEndpoint` deliveries in flight on this instance
- *   (`inFlight` counts what this instance already sends), so a receiver that never answers holds
- *   a few slots, never the worker. Counted per instance, not from the leases in the database: a
- *   killed instance's leases would otherwise block its endpoints until they expire;
- * - the candidates are taken round-robin over the accounts (every account's oldest due delivery
- *   before anyone's second), so one account's backlog does not fill a batch;
+ * - an endpoint has at most `perEndpoint` deliveries in flight on this instance, and an account's
+ *   endpoints together ACCOUNT_SHARE times that (`inFlight` counts what this instance already
+ *   sends), so a receiver that never answers holds a few slots, never the worker. Counted per
+ *   instance, not from the leases in the database: a killed instance's leases would otherwise
+ *   block its endpoints until they expire;
+ * - the candidates are taken round-robin over the endpoints (every endpoint's oldest due delivery
+ *   before anyone's second), so one endpoint's backlog does not fill a batch, nor delay another
+ *   endpoint of the same account;
  * - an endpoint that keeps failing is paused (`pausedUntil`, see recordOutcomes) and skipped.
  * The claim itself is one conditional UPDATE per batch: under concurrency the database lets
  * exactly one claimer win each row (PostgreSQL re-checks the lease condition on the locked row;
@@ -65,48 +82,72 @@ export async function claimDueDeliveries(
   limit: number,
   leaseMs = LEASE_MS,
   perEndpoint = PER_ENDPOINT,
-  inFlight: ReadonlyMap<string, number> = new Map(),
+  inFlight: InFlight = NOTHING_IN_FLIGHT,
 ): Promise<Claimed[]> {
   const now = deps.clock.now()
   const at = directTimestamp(deps.dbKind, now)
-  // Endpoints whose every slot this instance already uses; paused ones are left out by the query.
-  const full = [...inFlight].filter(([, n]) => n >= perEndpoint).map(([accountId]) => accountId)
+  const perAccount = perEndpoint * ACCOUNT_SHARE
+  // Endpoints and accounts whose every slot this instance already uses; paused ones are left out by the query.
+  const fullEndpoints = [...inFlight.endpoints].filter(([, n]) => n >= perEndpoint).map(([id]) => id)
+  const fullAccounts = [...inFlight.accounts].filter(([, n]) => n >= perAccount).map(([id]) => id)
   // Raw statements without Prisma's runtime (rowsOf): this path runs for every few deliveries, and
   // through the query builder its statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
-  const candidates = await rowsOf<{ id: string; accountId: string }>(
+  const candidates = await rowsOf<Candidate>(
     deps,
     Prisma.sql`
-    SELECT d."id", d."accountId" FROM "WebhookDelivery" d
+    SELECT d."id", d."accountId", d."endpointId" FROM "WebhookDelivery" d
     WHERE d."state" = 'pending' AND d."nextAttemptAt" <= ${at} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${at})
-      ${full.length ? Prisma.sql`AND d."accountId" NOT IN (${Prisma.join(full)})` : Prisma.empty}
-      AND NOT EXISTS (SELECT 1 FROM "WebhookEndpoint" e WHERE e."accountId" = d."accountId" AND e."pausedUntil" > ${at})
+      ${fullEndpoints.length ? Prisma.sql`AND (d."endpointId" IS NULL OR d."endpointId" NOT IN (${Prisma.join(fullEndpoints)}))` : Prisma.empty}
+      ${fullAccounts.length ? Prisma.sql`AND d."accountId" NOT IN (${Prisma.join(fullAccounts)})` : Prisma.empty}
+      AND NOT EXISTS (SELECT 1 FROM "WebhookEndpoint" e WHERE e."id" = d."endpointId" AND e."pausedUntil" > ${at})
     ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`,
   )
-  const picked = roundRobin(candidates, limit, (accountId) => perEndpoint - (inFlight.get(accountId) ?? 0))
+  const picked = roundRobin(candidates, limit, perEndpoint, perAccount, inFlight)
   if (!picked.length) return []
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   // One conditional UPDATE: under concurrency exactly one claimer wins each row.
-  const won = await rowsOf<{ id: string; accountId: string; body: string; attempts: number | bigint; traceparent: string | null }>(
+  const won = await rowsOf<{
+    id: string
+    accountId: string
+    endpointId: string | null
+    body: string
+    attempts: number | bigint
+    attemptsTotal: number | bigint
+    traceparent: string | null
+  }>(
     deps,
     Prisma.sql`
     UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))}
     WHERE "id" IN (${Prisma.join(picked)}) AND "state" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${at})
-    RETURNING "id", "accountId", "body", "attempts", "traceparent"`,
+    RETURNING "id", "accountId", "endpointId", "body", "attempts", "attemptsTotal", "traceparent"`,
   )
   if (!won.length) return []
-  const accounts = [...new Set(won.map((d) => d.accountId))]
-  const endpoints = await rowsOf<Record<keyof ClaimedEndpoint, unknown>>(
-    deps,
-    Prisma.sql`
-    SELECT "accountId", "url", "secret", "previousSecret", "previousSecretUntil", "disabledAt", "disabledReason", "failures", "pausedUntil"
-    FROM "WebhookEndpoint" WHERE "accountId" IN (${Prisma.join(accounts)})`,
-  )
-  const byAccount = new Map(endpoints.map((e) => [e.accountId as string, endpointOf(e)]))
+  const ids = [...new Set(won.flatMap((d) => (d.endpointId ? [d.endpointId] : [])))]
+  const endpoints = ids.length
+    ? await rowsOf<Record<keyof ClaimedEndpoint, unknown>>(
+        deps,
+        Prisma.sql`
+    SELECT "id", "accountId", "url", "secret", "previousSecret", "previousSecretUntil", "disabledAt", "disabledReason", "failures", "pausedUntil"
+    FROM "WebhookEndpoint" WHERE "id" IN (${Prisma.join(ids)})`,
+      )
+    : []
+  const byId = new Map(endpoints.map((e) => [e.id as string, endpointOf(e)]))
   // In the round-robin order (RETURNING follows no order).
   const order = new Map(picked.map((id, i) => [id, i]))
   return won
-    .map((d) => ({ ...d, attempts: Number(d.attempts), account: { webhook: byAccount.get(d.accountId) ?? null } }))
+    .map((d) => ({
+      ...d,
+      attempts: Number(d.attempts),
+      attemptsTotal: Number(d.attemptsTotal),
+      endpoint: (d.endpointId && byId.get(d.endpointId)) || null,
+    }))
     .sort((x, y) => order.get(x.id)! - order.get(y.id)!)
+}
+
+interface Candidate {
+  id: string
+  accountId: string
+  endpointId: string | null
 }
 
 /** What the dispatcher's statements need: the direct paths, and Prisma where they decline. */
@@ -127,6 +168,7 @@ const dateOf = (value: unknown) => (value === null || value === undefined ? null
 
 function endpointOf(row: Record<keyof ClaimedEndpoint, unknown>): ClaimedEndpoint {
   return {
+    id: row.id as string,
     accountId: row.accountId as string,
     url: row.url as string,
     secret: row.secret as string,
@@ -139,21 +181,34 @@ function endpointOf(row: Record<keyof ClaimedEndpoint, unknown>): ClaimedEndpoin
   }
 }
 
-/** Ids in rounds: each account's first (oldest) candidate, then each one's second, ...; at most `room(account)` each. */
-function roundRobin(candidates: { id: string; accountId: string }[], limit: number, room: (accountId: string) => number): string[] {
-  const queues = new Map<string, string[]>()
+/**
+ * Ids in rounds: each endpoint's first (oldest) candidate, then each one's second, ...; at most
+ * what is left of its endpoint's and its account's room each. A delivery whose endpoint was
+ * removed is a round of its own (it fails without a request).
+ */
+function roundRobin(candidates: Candidate[], limit: number, perEndpoint: number, perAccount: number, inFlight: InFlight): string[] {
+  const queues = new Map<string, { accountId: string; room: number; ids: string[] }>()
   for (const c of candidates) {
-    const queue = queues.get(c.accountId) ?? []
-    if (!queue.length) queues.set(c.accountId, queue)
-    queue.push(c.id)
+    const key = c.endpointId ?? `removed:${c.id}`
+    let queue = queues.get(key)
+    if (!queue) {
+      const room = c.endpointId ? perEndpoint - (inFlight.endpoints.get(c.endpointId) ?? 0) : 1
+      queue = { accountId: c.accountId, room, ids: [] }
+      queues.set(key, queue)
+    }
+    queue.ids.push(c.id)
   }
+  const accountRoom = new Map<string, number>()
   const picked: string[] = []
   for (let round = 0; picked.length < limit; round++) {
     let any = false
-    for (const [accountId, queue] of queues) {
-      if (round >= queue.length || round >= room(accountId)) continue
+    for (const queue of queues.values()) {
+      if (round >= queue.ids.length || round >= queue.room) continue
+      const left = accountRoom.get(queue.accountId) ?? perAccount - (inFlight.accounts.get(queue.accountId) ?? 0)
+      if (left <= 0) continue
+      accountRoom.set(queue.accountId, left - 1)
       any = true
-      picked.push(queue[round]!)
+      picked.push(queue.ids[round]!)
       if (picked.length === limit) break
     }
     if (!any) break
@@ -161,20 +216,33 @@ function roundRobin(candidates: { id: string; accountId: string }[], limit: numb
   return picked
 }
 
-/** A claimed delivery with its account's endpoint (null once the endpoint was removed). */
+/** A claimed delivery with its endpoint (null once the endpoint was removed). */
 interface Claimed {
   id: string
   accountId: string
+  endpointId: string | null
   body: string
+  /** Attempts in this round of the schedule. */
   attempts: number
+  /** Every attempt so far, replays included: the next one is numbered one more. */
+  attemptsTotal: number
   traceparent: string | null
-  account: { webhook: ClaimedEndpoint | null }
+  endpoint: ClaimedEndpoint | null
 }
 
 /** What a POST and its record read of the endpoint. */
 type ClaimedEndpoint = Pick<
   WebhookEndpoint,
-  'accountId' | 'url' | 'secret' | 'previousSecret' | 'previousSecretUntil' | 'disabledAt' | 'disabledReason' | 'failures' | 'pausedUntil'
+  | 'id'
+  | 'accountId'
+  | 'url'
+  | 'secret'
+  | 'previousSecret'
+  | 'previousSecretUntil'
+  | 'disabledAt'
+  | 'disabledReason'
+  | 'failures'
+  | 'pausedUntil'
 >
 
 interface Outcome {
@@ -188,6 +256,12 @@ interface Outcome {
   /** 410 Gone: the endpoint is switched off. */
   gone: boolean
   retryAfterMs: number
+  /** The request's headers as sent, one "name: value" a line; null when none was sent. */
+  requestHeaders: string | null
+  /** What was kept of the answer (docs/security.md): its headers, its body, and whether more came. */
+  responseHeaders: string | null
+  responseBody: string | null
+  responseTruncated: boolean
 }
 
 /**
@@ -201,7 +275,7 @@ function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeoutMs
     root: true,
     kind: SpanKind.PRODUCER,
     links: linkTo(delivery.traceparent),
-    attributes: { 'webhook.id': delivery.id, 'webhook.attempt': delivery.attempts + 1 },
+    attributes: { 'webhook.id': delivery.id, 'webhook.attempt': delivery.attemptsTotal + 1 },
   }
   return inSpan('webhook attempt', options, async (span) => {
     const outcome = await post(deps, delivery, timeoutMs)
@@ -212,8 +286,19 @@ function attempt(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeoutMs
 }
 
 async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeoutMs: number): Promise<Outcome> {
-  const endpoint = delivery.account.webhook
-  const base = { delivery, statusCode: null, durationMs: 0, ok: false, gone: false, retryAfterMs: 0 }
+  const endpoint = delivery.endpoint
+  const base = {
+    delivery,
+    statusCode: null,
+    durationMs: 0,
+    ok: false,
+    gone: false,
+    retryAfterMs: 0,
+    requestHeaders: null,
+    responseHeaders: null,
+    responseBody: null,
+    responseTruncated: false,
+  }
   if (!endpoint) return { ...base, url: '', error: 'no webhook registered' }
   if (endpoint.disabledAt)
     return { ...base, url: endpoint.url, error: `webhook disabled: ${endpoint.disabledReason ?? 'it answered 410 Gone'}` }
@@ -223,17 +308,19 @@ async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeou
     return { ...base, url: endpoint.url, error: NOT_PUBLIC }
   }
   const timestamp = Math.floor(deps.clock.now().getTime() / 1000)
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'sms-channel-gateway-webhooks/1',
+    'webhook-id': delivery.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatures(endpoint, delivery, timestamp, deps.clock.now()),
+  }
+  const sent = { ...base, url: endpoint.url, requestHeaders: headerLines(Object.entries(headers)) }
   const started = performance.now()
   try {
     const response = await postBounded(endpoint.url, {
       body: delivery.body,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'sms-channel-gateway-webhooks/1',
-        'webhook-id': delivery.id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatures(endpoint, delivery, timestamp, deps.clock.now()),
-      },
+      headers,
       timeout: { request: timeoutMs },
       followRedirect: false,
       retry: { limit: 0 },
@@ -243,9 +330,10 @@ async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeou
     })
     const statusCode = response.statusCode
     const ok = statusCode >= 200 && statusCode < 300
+    const kept = keptAnswer(response)
     return {
-      ...base,
-      url: endpoint.url,
+      ...sent,
+      ...kept,
       statusCode,
       durationMs: Math.round(performance.now() - started),
       ok,
@@ -256,7 +344,7 @@ async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeou
   } catch (error) {
     const e = error as { code?: string; message: string }
     const message = e.code === 'ETIMEDOUT' ? `timed out after ${timeoutMs} ms` : e.message
-    return { ...base, url: endpoint.url, durationMs: Math.round(performance.now() - started), error: message }
+    return { ...sent, durationMs: Math.round(performance.now() - started), error: message }
   }
 }
 
@@ -275,34 +363,92 @@ function signatures(
   return `${current} ${sign(endpoint.previousSecret, delivery.id, timestamp, delivery.body)}`
 }
 
-/** The most of a receiver's answer that is read: its status is what counts, and nothing keeps the body. */
+/** The most of a receiver's answer that is read: past it the connection is cut. */
 export const MAX_RESPONSE_BYTES = 64 * 1024
+/** The most of an answer's body kept in the attempt log (of what was read). */
+export const MAX_LOGGED_BODY_BYTES = 4 * 1024
+/** The most of an answer's headers kept in the attempt log, as "name: value" lines. */
+export const MAX_LOGGED_HEADER_BYTES = 2 * 1024
+
+interface Answer {
+  statusCode: number
+  headers: Record<string, string | string[] | undefined>
+  rawHeaders: string[]
+  /** The first MAX_LOGGED_BODY_BYTES of the body. */
+  body: Buffer
+  /** More body came than `body` holds (or the read was cut). */
+  more: boolean
+}
 
 /**
- * POSTs and resolves with the status and headers once they arrive. The body is read (and dropped)
- * up to MAX_RESPONSE_BYTES so a short answer leaves the connection reusable; past that the
- * connection is cut. got's promise API would buffer the whole body, however large: a receiver that
- * streamed a gigabyte took the server's memory with it.
+ * POSTs and resolves with the status, the headers and the start of the body once the body has
+ * ended, MAX_RESPONSE_BYTES were read (the connection is then cut), or the request's time ran out
+ * after the status had come (the answer counts; the body is what came). got's promise API would
+ * buffer the whole body, however large: a receiver that streamed a gigabyte took the server's
+ * memory with it.
  */
-function postBounded(
-  url: string,
-  options: OptionsInit,
-): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined> }> {
+function postBounded(url: string, options: OptionsInit): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const stream = got.stream.post(url, { ...options, isStream: true })
+    const chunks: Buffer[] = []
+    let kept = 0
     let read = 0
-    stream.once('response', (response: { statusCode: number; headers: Record<string, string | string[] | undefined> }) => {
-      resolve({ statusCode: response.statusCode, headers: response.headers })
-      // Errors after the answer (a timeout while the body trickles in) change nothing.
+    let answer: Omit<Answer, 'body' | 'more'> | null = null
+    const finish = (cut: boolean) => {
+      if (!answer) return
+      resolve({ ...answer, body: Buffer.concat(chunks), more: cut || read > kept })
+      answer = null
+    }
+    stream.once('response', (response: Omit<Answer, 'body' | 'more'>) => {
+      answer = { statusCode: response.statusCode, headers: response.headers, rawHeaders: response.rawHeaders }
+      // Errors after the answer (a timeout while the body trickles in) end the read; the status counts.
       stream.removeListener('error', reject)
-      stream.on('error', () => {})
+      stream.on('error', () => finish(true))
     })
     stream.on('data', (chunk: Buffer) => {
       read += chunk.length
-      if (read > MAX_RESPONSE_BYTES) stream.destroy()
+      if (kept < MAX_LOGGED_BODY_BYTES) {
+        const part = chunk.subarray(0, MAX_LOGGED_BODY_BYTES - kept)
+        chunks.push(part)
+        kept += part.length
+      }
+      if (read > MAX_RESPONSE_BYTES) {
+        finish(true)
+        stream.destroy()
+      }
     })
+    stream.once('end', () => finish(false))
     stream.once('error', reject)
   })
+}
+
+/** "name: value" lines, cut at MAX_LOGGED_HEADER_BYTES on a line's end; whether some were left out. */
+function headerLines(pairs: [string, string][]): string {
+  return boundedHeaderLines(pairs).text
+}
+
+function boundedHeaderLines(pairs: [string, string][]): { text: string; cut: boolean } {
+  let text = ''
+  for (const [name, value] of pairs) {
+    const line = `${text ? '\n' : ''}${name}: ${value}`
+    if (Buffer.byteLength(text) + Buffer.byteLength(line) > MAX_LOGGED_HEADER_BYTES) return { text, cut: true }
+    text += line
+  }
+  return { text, cut: false }
+}
+
+/** What the attempt log keeps of an answer: text any database stores (a NUL becomes U+FFFD). */
+function keptAnswer(answer: Answer) {
+  const pairs: [string, string][] = []
+  for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) pairs.push([answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!])
+  const headers = boundedHeaderLines(pairs)
+  // A character cut at the bound decodes as U+FFFD.
+  const body = new TextDecoder('utf-8', { fatal: false }).decode(answer.body).replace(/\0/g, '\uFFFD')
+  return {
+    responseHeaders: headers.text.replace(/\0/g, '\uFFFD'),
+    responseBody: body,
+    responseTruncated: answer.more || headers.cut,
+  }
 }
 
 /**
@@ -349,8 +495,14 @@ export function createDispatcher(deps: DispatchDeps, options: DispatchOptions) {
   const record = groupCommit<Outcome>((outcomes) => recordOutcomes(deps, outcomes, options), RECORD_LINGER_MS)
   const claimBatch = Math.max(1, Math.ceil(concurrency / 10))
   let active = 0
-  /** POSTs in flight on this instance, per account (endpoint). */
-  const inFlight = new Map<string, number>()
+  /** POSTs in flight on this instance, per endpoint and per account. */
+  const inFlight = { endpoints: new Map<string, number>(), accounts: new Map<string, number>() }
+  const add = (counts: Map<string, number>, key: string | null, n: number) => {
+    if (key === null) return
+    const left = (counts.get(key) ?? 0) + n
+    if (left > 0) counts.set(key, left)
+    else counts.delete(key)
+  }
   let stopped = false
   let claiming: Promise<number> | null = null
   let again = false
@@ -358,16 +510,16 @@ export function createDispatcher(deps: DispatchDeps, options: DispatchOptions) {
 
   function start(delivery: Claimed) {
     active++
-    inFlight.set(delivery.accountId, (inFlight.get(delivery.accountId) ?? 0) + 1)
+    add(inFlight.endpoints, delivery.endpointId, 1)
+    add(inFlight.accounts, delivery.accountId, 1)
     void attempt(deps, delivery, timeoutMs)
       .then(record)
       // Not recorded (the database went away): the lease runs out and the delivery is sent again.
       .catch((error) => deps.logger.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt not recorded'))
       .finally(() => {
         active--
-        const left = (inFlight.get(delivery.accountId) ?? 1) - 1
-        if (left) inFlight.set(delivery.accountId, left)
-        else inFlight.delete(delivery.accountId)
+        add(inFlight.endpoints, delivery.endpointId, -1)
+        add(inFlight.accounts, delivery.accountId, -1)
         // A claim is a few statements whatever its size: claim once a tenth of the slots are free
         // (or none is busy), not once per finished POST. The tick claims whatever is free each second.
         if (!stopped && (concurrency - active >= claimBatch || active === 0))
@@ -433,7 +585,7 @@ export type Dispatcher = ReturnType<typeof createDispatcher>
 
 /** When a failed delivery is tried next; null when it is finished (delivered, 410, no endpoint, schedule spent). */
 function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
-  if (o.ok || o.gone || !o.delivery.account.webhook) return null
+  if (o.ok || o.gone || !o.delivery.endpoint) return null
   return nextAttemptAt(o.delivery.attempts + 1, now, options.random, o.retryAfterMs)
 }
 
@@ -445,26 +597,28 @@ async function recordOutcomes(
 ) {
   const now = deps.clock.now()
   const at = directTimestamp(deps.dbKind, now)
-  const disabled: { accountId: string; reason: string }[] = []
+  const disabled: { accountId: string; endpointId: string; reason: string }[] = []
   // Raw statements, like the claim's: they run once per commit of a few POSTs.
   const attempts = Prisma.sql`
-    INSERT INTO "WebhookAttempt" ("id", "deliveryId", "attempt", "url", "statusCode", "durationMs", "error", "createdAt")
+    INSERT INTO "WebhookAttempt" ("id", "deliveryId", "attempt", "url", "statusCode", "durationMs", "error",
+      "requestHeaders", "responseHeaders", "responseBody", "responseTruncated", "createdAt")
     VALUES ${Prisma.join(
       outcomes.map(
         (o) =>
-          Prisma.sql`(${randomUUID()}, ${o.delivery.id}, ${o.delivery.attempts + 1}, ${o.url}, ${o.statusCode}, ${o.durationMs}, ${o.error}, ${at})`,
+          Prisma.sql`(${randomUUID()}, ${o.delivery.id}, ${o.delivery.attemptsTotal + 1}, ${o.url}, ${o.statusCode}, ${o.durationMs}, ${o.error},
+            ${o.requestHeaders}, ${o.responseHeaders}, ${o.responseBody}, ${o.responseTruncated ? Prisma.sql`TRUE` : Prisma.sql`FALSE`}, ${at})`,
       ),
     )}`
   const delivered = outcomes.filter((o) => o.ok)
   const markDelivered = delivered.length
     ? Prisma.sql`
         UPDATE "WebhookDelivery"
-        SET "state" = 'delivered', "attempts" = "attempts" + 1, "finishedAt" = ${at}, "leaseUntil" = NULL, "lastError" = NULL
+        SET "state" = 'delivered', "attempts" = "attempts" + 1, "attemptsTotal" = "attemptsTotal" + 1, "finishedAt" = ${at}, "leaseUntil" = NULL, "lastError" = NULL
         WHERE "id" IN (${Prisma.join(delivered.map((o) => o.delivery.id))})`
     : null
   // The usual commit, every POST answered 2xx by a healthy endpoint: just these two statements,
   // without Prisma's runtime (Database.directTransaction), whose CPU capped one instance's rate.
-  const healthy = outcomes.every((o) => o.ok && !o.delivery.account.webhook?.failures && !o.delivery.account.webhook?.pausedUntil)
+  const healthy = outcomes.every((o) => o.ok && !o.delivery.endpoint?.failures && !o.delivery.endpoint?.pausedUntil)
   if (healthy)
     await deps.directTransaction(async (run) => {
       await run(attempts)
@@ -480,32 +634,39 @@ async function recordOutcomes(
         await tx.webhookDelivery.update({
           where: { id: o.delivery.id },
           data: next
-            ? { attempts: failures, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
-            : { state: 'failed', attempts: failures, finishedAt: now, leaseUntil: null, lastError: o.error },
+            ? { attempts: failures, attemptsTotal: o.delivery.attemptsTotal + 1, nextAttemptAt: next, leaseUntil: null, lastError: o.error }
+            : {
+                state: 'failed',
+                attempts: failures,
+                attemptsTotal: o.delivery.attemptsTotal + 1,
+                finishedAt: now,
+                leaseUntil: null,
+                lastError: o.error,
+              },
         })
       }
-      const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.accountId))]
+      const gone = [...new Set(outcomes.flatMap((o) => (o.gone && o.delivery.endpointId ? [o.delivery.endpointId] : [])))]
       if (gone.length)
         await tx.webhookEndpoint.updateMany({
-          where: { accountId: { in: gone } },
+          where: { id: { in: gone } },
           data: { disabledAt: now, disabledReason: 'it answered 410 Gone' },
         })
       // The endpoints' health: attempts that reached (or tried to reach) a live endpoint count.
-      const byEndpoint = new Map<string, { snapshot: EndpointSnapshot; ok: number; failed: number }>()
+      const byEndpoint = new Map<string, { snapshot: EndpointSnapshot & { accountId: string }; ok: number; failed: number }>()
       for (const o of outcomes) {
-        const endpoint = o.delivery.account.webhook
+        const endpoint = o.delivery.endpoint
         if (!endpoint || endpoint.disabledAt || o.gone) continue
-        const entry = byEndpoint.get(o.delivery.accountId) ?? { snapshot: endpoint, ok: 0, failed: 0 }
+        const entry = byEndpoint.get(endpoint.id) ?? { snapshot: endpoint, ok: 0, failed: 0 }
         if (o.ok) entry.ok++
         else entry.failed++
-        byEndpoint.set(o.delivery.accountId, entry)
+        byEndpoint.set(endpoint.id, entry)
       }
-      for (const [accountId, { snapshot, ok, failed }] of byEndpoint) {
-        const reason = await recordEndpointHealth(tx, accountId, snapshot, { ok, failed }, now)
-        if (reason) disabled.push({ accountId, reason })
+      for (const [endpointId, { snapshot, ok, failed }] of byEndpoint) {
+        const reason = await recordEndpointHealth(tx, endpointId, snapshot, { ok, failed }, now)
+        if (reason) disabled.push({ accountId: snapshot.accountId, endpointId, reason })
       }
     })
-  for (const { accountId, reason } of disabled) deps.logger.warn({ accountId, reason }, 'webhook endpoint disabled')
+  for (const { accountId, endpointId, reason } of disabled) deps.logger.warn({ accountId, endpointId, reason }, 'webhook endpoint disabled')
   // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
   const byAccount = new Map<string, string[]>()
   for (const o of outcomes) {

@@ -32,19 +32,19 @@ export function pauseFor(failures: number): number {
  */
 export async function recordEndpointHealth(
   tx: Tx,
-  accountId: string,
+  endpointId: string,
   snapshot: EndpointSnapshot,
   outcome: { ok: number; failed: number },
   now: Date,
 ) {
   if (outcome.ok) {
     if (snapshot.failures || snapshot.pausedUntil) {
-      await tx.webhookEndpoint.updateMany({ where: { accountId }, data: { failures: 0, failingSince: null, pausedUntil: null } })
+      await tx.webhookEndpoint.updateMany({ where: { id: endpointId }, data: { failures: 0, failingSince: null, pausedUntil: null } })
     }
     return null
   }
   const current = await tx.webhookEndpoint.findUnique({
-    where: { accountId },
+    where: { id: endpointId },
     select: { failures: true, failingSince: true, disabledAt: true },
   })
   if (!current || current.disabledAt) return null
@@ -54,7 +54,7 @@ export async function recordEndpointHealth(
   const disable = now.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS
   const reason = disable ? `every attempt failed since ${failingSince.toISOString()}` : null
   await tx.webhookEndpoint.update({
-    where: { accountId },
+    where: { id: endpointId },
     data: {
       failures,
       failingSince,

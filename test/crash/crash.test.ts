@@ -103,7 +103,7 @@ describe.each(targets)('crash safety on $name', (target) => {
     // A second account whose status updates queue up faster than the receiver takes them, so that
     // every kill finds the dispatcher mid-batch (the SMS bursts add their own updates).
     const hooks = await createAccount(deps, { name: 'Hooks' })
-    await setWebhook(deps, hooks.account.id, receiver.url)
+    const hookEndpoint = await setWebhook(deps, hooks.account.id, receiver.url)
     const hookMessage = await deps.db.message.create({ data: sentMessageRow(hooks.account.id) })
     let updates = 0
 
@@ -131,6 +131,7 @@ describe.each(targets)('crash safety on $name', (target) => {
         data: Array.from({ length: 400 }, () => ({
           id: `msg_${String(updates++).padStart(32, '0')}`,
           accountId: hooks.account.id,
+          endpointId: hookEndpoint.id,
           messageId: hookMessage.id,
           body: JSON.stringify({ reference: hookMessage.id, update: updates }),
           nextAttemptAt: now,
