@@ -8,7 +8,8 @@
 // before each request, of one that does not match it and of one that does (followed), the GraphQL
 // Relay connection's first 25 of the common search with its totalCount (remembered, and after a
 // change), the first, middle and last page of a group of a tenth of the contacts and its search
-// (remembered, and after a change: in full); then
+// (remembered, and after a change: in full), and under each order of ContactOrderBy the GraphQL
+// numbered pages (first, middle, last) and the Relay connection's first 25 with its totalCount; then
 // add-contacts of 10,000 new contacts into this account and into one of 10,000, alternated
 // (DEEP_PAGE_WRITES pairs, default 2), and their ratio (issue 19: at most 1.5x). The rows are the
 // peers benchmark's (bench/peers/seed.ts, plain INSERTs and ANALYZE). PostgreSQL is measured twice:
@@ -32,6 +33,7 @@ import { contactKeys } from '../src/messaging/contacts.js'
 import { benchServiceEnv, startChild } from './peers/processes.js'
 import { median } from './harness.js'
 import { fakeContact, RARE, seedContacts } from './peers/seed.js'
+import { CONTACT_ORDERS } from '../src/messaging/contact-orders.js'
 
 const COUNT = Number(process.env.DEEP_PAGE_CONTACTS ?? 100_000)
 if (!Number.isInteger(COUNT) || COUNT < 10_000 || COUNT % 250 !== 0)
@@ -191,6 +193,21 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
         query: `query { group(id: "${groupId}") { contactsConnection(search: "${GROUP_TERM}", first: 25) { totalCount edges { node { id firstName } } } } }`,
         before: changeOne,
       },
+      // Every order of the GraphQL lists (contact-orders.ts; NAME_ASC is the default's own path).
+      ...CONTACT_ORDERS.flatMap((orderBy) => [
+        ...[1, pages / 2, pages].map((page) => ({
+          request: `GraphQL contacts ${orderBy}, page ${n(page)}`,
+          path: '/graphql',
+          total: COUNT,
+          query: `query { contacts(page: ${page}, perPage: 25, orderBy: ${orderBy}) { pageInfo { total } nodes { id firstName mobile } } }`,
+        })),
+        {
+          request: `GraphQL contactsConnection ${orderBy}, first 25 and totalCount`,
+          path: '/graphql',
+          total: COUNT,
+          query: `query { contactsConnection(first: 25, orderBy: ${orderBy}) { totalCount edges { node { id firstName mobile } } } }`,
+        },
+      ]),
     ]
     const send = (c: { path: string; query?: string }) =>
       fetch(`${service.baseUrl}${c.path}`, {
@@ -221,26 +238,32 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
         const res = await send(c)
         const json = (await res.json()) as {
           meta?: { total: number }
-          data?: unknown[] | (Partial<Connection> & { group?: Connection })
+          data?: unknown[] | (Partial<Connection> & { group?: Connection; contacts?: { pageInfo: { total: number }; nodes: unknown[] } })
         }
         if (i >= 3) times.push(performance.now() - started)
         const connection = Array.isArray(json.data) ? undefined : (json.data?.contactsConnection ?? json.data?.group?.contactsConnection)
+        const pageOf = Array.isArray(json.data) ? undefined : json.data?.contacts
         const [total, rows] = Array.isArray(json.data)
           ? [json.meta?.total, json.data.length]
-          : [connection?.totalCount, connection?.edges.length]
+          : pageOf
+            ? [pageOf.pageInfo.total, pageOf.nodes.length]
+            : [connection?.totalCount, connection?.edges.length]
         if (res.status !== 200 || total !== c.total || rows !== 25) {
           throw new Error(`${c.path}: ${res.status}, total ${total} (expected ${c.total}), ${rows} rows`)
         }
       }
       times.sort((a, b) => a - b)
-      rows.push({
+      const row = {
         db,
         request: c.request,
         median: times[times.length >> 1]!,
         p90: times[Math.floor(times.length * 0.9)]!,
         total: c.total,
         load: os.loadavg()[0]!.toFixed(2),
-      })
+      }
+      rows.push(row)
+      // Each figure as it is measured too: a run cut short (a loaded machine) keeps what it measured.
+      console.log(`${db} | ${row.request} | ${row.median.toFixed(1)} | ${row.p90.toFixed(1)} | load ${row.load}`)
     }
     // add-contacts of 10,000 new contacts: into this account, and into one of 10,000, alternated.
     const times = { big: [] as number[], small: [] as number[] }

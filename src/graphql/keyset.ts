@@ -10,14 +10,23 @@ import { isStorableText } from '../messaging/input-rules.js'
 export interface KeysetColumn {
   field: string
   direction: 'asc' | 'desc'
-  type: 'string' | 'date'
+  type: 'string' | 'date' | 'int'
 }
 
-/** A total order: the last column is unique (the id). `name` tags the cursors, so a cursor of one order is refused by another. */
+/**
+ * A total order: the last column is unique (the id, or a column unique in the list such as a
+ * contact's mobile). `name` tags the cursors, so a cursor of one order is refused by another. The
+ * orders of one connection share the part of their names before a colon (`contacts`,
+ * `contacts:MOBILE_ASC`): a cursor of the same connection under another `orderBy` is refused with
+ * words that say so.
+ */
 export interface KeysetOrder {
   name: string
   columns: readonly KeysetColumn[]
 }
+
+/** The connection an order's cursors belong to: its name before any `:ORDER`. */
+const connectionOf = (name: string) => name.split(':')[0]
 
 /** Newest first: creation time, then the id (descending) as the last tiebreak (messages, webhook deliveries). */
 export const newestFirst = (name: string): KeysetOrder => ({
@@ -62,7 +71,7 @@ export interface KeysetConnection<Row> {
 export const MAX_CONNECTION_SIZE = MAX_PER_PAGE
 export const DEFAULT_CONNECTION_SIZE = DEFAULT_PER_PAGE
 
-type Values = (string | Date)[]
+type Values = (string | Date | number)[]
 
 export function encodeCursor(order: KeysetOrder, row: object): string {
   const values = order.columns.map(({ field, type }) => {
@@ -83,13 +92,24 @@ export function decodeCursor(order: KeysetOrder, argument: 'after' | 'before', c
   } catch {
     throw refuse()
   }
-  if (!Array.isArray(parsed) || parsed.length !== order.columns.length + 1 || parsed[0] !== order.name) throw refuse()
+  if (!Array.isArray(parsed)) throw refuse()
+  // A position under one order is no position under another: its values are other columns'.
+  if (typeof parsed[0] === 'string' && parsed[0] !== order.name && connectionOf(parsed[0]) === connectionOf(order.name))
+    throw new AppError(
+      'BAD_REQUEST',
+      `${argument} is a cursor of another orderBy: use it with the orderBy it came from, or start without a cursor`,
+    )
+  if (parsed.length !== order.columns.length + 1 || parsed[0] !== order.name) throw refuse()
   return order.columns.map(({ type }, i) => {
     const value = parsed[i + 1]
     if (typeof value !== 'string') throw refuse()
     // Column values are ordinary text; NUL or a lone surrogate is no value any row holds.
     if (value.length > 1000 || !isStorableText(value)) throw refuse()
     if (type === 'string') return value
+    if (type === 'int') {
+      if (!/^-?\d{1,15}$/.test(value)) throw refuse()
+      return Number(value)
+    }
     const date = new Date(value)
     if (Number.isNaN(date.getTime()) || date.toISOString() !== value) throw refuse()
     return date

@@ -427,16 +427,21 @@ export const FORWARD_ONLY_SKIP = 1000
  * Either branch alone gives the same rows, so a page within `forwardOnlyUpTo` rows of the front
  * (ContactList.forwardOnlyUpTo) has the forward branch alone.
  */
-function fromNearerEnd(
+export function fromNearerEnd(
   kind: DatabaseKind,
   ids: Prisma.Sql,
   request: Pick<PageRequest, 'skip' | 'perPage'>,
   forwardOnlyUpTo = FORWARD_ONLY_SKIP,
+  sort: SortKeys = NAME_SORT,
 ): Prisma.Sql {
   const { skip, perPage } = request
+  const quoted = sort.keys.map((key) => `"${key}"`)
+  const forwardOrder = Prisma.raw(quoted.map((key) => (sort.descending ? `${key} DESC` : key)).join(', '))
+  const backOrder = Prisma.raw(quoted.map((key) => (sort.descending ? key : `${key} DESC`)).join(', '))
+  const keyColumns = Prisma.raw(['"id"', ...quoted.filter((key) => key !== '"id"')].join(', '))
   const walkForward = (where: Prisma.Sql, limit: Prisma.Sql) =>
     Prisma.sql`SELECT "id" FROM (SELECT "id" FROM (${ids}) l ${where}
-        ORDER BY "firstNameKey", "familyNameKey", "id" LIMIT ${limit} OFFSET ${skip}) f`
+        ORDER BY ${forwardOrder} LIMIT ${limit} OFFSET ${skip}) f`
   if (skip <= forwardOnlyUpTo) return walkForward(Prisma.empty, rowCount(kind, perPage))
   const atLeastZero = (value: Prisma.Sql) => (kind === 'sqlite' ? Prisma.sql`MAX(${value}, 0)` : Prisma.sql`GREATEST(${value}, 0)`)
   const total = Prisma.sql`(SELECT "total" FROM t)`
@@ -456,10 +461,17 @@ function fromNearerEnd(
   // outer LIMIT trims the rows before the page.
   return Prisma.sql`${walkForward(ahead.where, ahead.limit)}
       UNION ALL
-      SELECT "id" FROM (SELECT "id", "firstNameKey", "familyNameKey" FROM (SELECT "id", "firstNameKey", "familyNameKey" FROM (${ids}) l ${back.where}
-          ORDER BY "firstNameKey" DESC, "familyNameKey" DESC, "id" DESC LIMIT ${back.limit} OFFSET ${atLeastZero(Prisma.sql`${total} - ${skip + perPage}`)}) r
-        ORDER BY "firstNameKey" DESC, "familyNameKey" DESC, "id" DESC LIMIT ${atLeastZero(Prisma.sql`${total} - ${skip}`)}) b`
+      SELECT "id" FROM (SELECT ${keyColumns} FROM (SELECT ${keyColumns} FROM (${ids}) l ${back.where}
+          ORDER BY ${backOrder} LIMIT ${back.limit} OFFSET ${atLeastZero(Prisma.sql`${total} - ${skip + perPage}`)}) r
+        ORDER BY ${backOrder} LIMIT ${atLeastZero(Prisma.sql`${total} - ${skip}`)}) b`
 }
+
+/** The sort keys of a list's total order (the last one unique in the list) and its direction: `ids` of fromNearerEnd carries them. */
+export interface SortKeys {
+  keys: readonly string[]
+  descending: boolean
+}
+const NAME_SORT: SortKeys = { keys: ['firstNameKey', 'familyNameKey', 'id'], descending: false }
 
 /** Prisma's own form of the list filter and order: what the raw statement replaces, and what the tests compare it with. */
 export function contactListWhere(accountId: string, request: Pick<PageRequest, 'searchKey'>, groupId?: string): Prisma.ContactWhereInput {

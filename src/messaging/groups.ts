@@ -151,13 +151,24 @@ const GROUP_COLUMNS = [
   'subscriptionSim',
   'optinCode',
   'optoutCode',
+  'memberCount',
   'createdAt',
   'updatedAt',
 ] as const
 export const GROUP_LIST_COLUMNS: ReadonlySet<string> = new Set(GROUP_COLUMNS)
 
+export const GROUP_ORDERS = ['NAME_ASC', 'NAME_DESC', 'SIZE_ASC', 'SIZE_DESC'] as const
+export type GroupOrder = (typeof GROUP_ORDERS)[number]
+/** The order of the REST list and of every list without `orderBy`. */
+export const DEFAULT_GROUP_ORDER: GroupOrder = 'NAME_ASC'
+
+/** Each order's keys, all in one direction, the uuid last; each has its index (migration list_orders). */
+export function groupSort(order: GroupOrder): { keys: readonly ('nameKey' | 'memberCount' | 'id')[]; descending: boolean } {
+  return { keys: order.startsWith('SIZE') ? ['memberCount', 'id'] : ['nameKey', 'id'], descending: order.endsWith('_DESC') }
+}
+
 /**
- * A page of the account's groups and their total in ONE statement (issue 8), by name. Accounts hold
+ * A page of the account's groups and their total in ONE statement (issue 8), by name or in `order`. Accounts hold
  * few groups, so the total is a COUNT(*) in the same statement; search is the same LIKE as Prisma's
  * `contains` (search-text.ts keeps wildcards out of the term).
  */
@@ -165,7 +176,10 @@ export async function listGroups(
   { db, dbKind }: Pick<Deps, 'db' | 'dbKind'>,
   accountId: string,
   request: Pick<PageRequest, 'searchKey' | 'skip' | 'perPage'>,
+  order: GroupOrder = DEFAULT_GROUP_ORDER,
 ) {
+  const { keys, descending } = groupSort(order)
+  const orderBy = (alias: string) => Prisma.raw(keys.map((key) => `${alias}"${key}"${descending ? ' DESC' : ''}`).join(', '))
   const where = request.searchKey
     ? Prisma.sql`"accountId" = ${accountId} AND "searchText" LIKE ${`%${request.searchKey}%`}`
     : Prisma.sql`"accountId" = ${accountId}`
@@ -173,8 +187,8 @@ export async function listGroups(
   const result = await db.$queryRaw<
     Record<string, unknown>[]
   >(Prisma.sql`SELECT t."total", p.* FROM (SELECT COUNT(*) AS "total" FROM "Group" WHERE ${where}) t
-    LEFT JOIN (SELECT ${columns} FROM "Group" WHERE ${where} ORDER BY "nameKey", "id" LIMIT ${rowCount(dbKind, request.perPage)} OFFSET ${request.skip}) p ON 1 = 1
-    ORDER BY p."nameKey", p."id"`)
+    LEFT JOIN (SELECT ${columns} FROM "Group" WHERE ${where} ORDER BY ${orderBy('')} LIMIT ${rowCount(dbKind, request.perPage)} OFFSET ${request.skip}) p ON 1 = 1
+    ORDER BY ${orderBy('p.')}`)
   const rows = result
     .filter((r) => r.id !== null && r.id !== undefined)
     .map((r) => {
@@ -182,6 +196,7 @@ export async function listGroups(
       for (const c of GROUP_COLUMNS) row[c] = r[c]
       // SQLite hands booleans back as 0/1 and dates as stored; PostgreSQL as booleans and Dates.
       row.subscribable = r.subscribable === true || Number(r.subscribable) === 1
+      row.memberCount = Number(r.memberCount)
       row.createdAt = rawDate(r.createdAt)
       row.updatedAt = rawDate(r.updatedAt)
       return row as Omit<Group, 'searchText'>

@@ -54,3 +54,12 @@ export const listArgs = (t: ArgBuilder<BuilderTypes>, searchDescription: string)
 })
 
 export const CONTACT_SEARCH = 'Case-insensitive substring of names, mobile, email or organization.'
+
+/** A time window of a list filter: `from` included, `before` excluded (either may be left out). */
+export const DateTimeRangeInput = builder.inputType('DateTimeRange', {
+  description: 'A span of time: from `from` (included) up to `before` (excluded). Either end may be left out.',
+  fields: (t) => ({
+    from: t.field({ type: 'DateTime', description: 'The earliest instant included.' }),
+    before: t.field({ type: 'DateTime', description: 'The first instant no longer included; later than `from`.' }),
+  }),
+})

@@ -22,6 +22,13 @@ import { searchPageIds } from '../../messaging/contact-search-page.js'
 import { connectionPageRows, contactsByIds, rowAtOrBehind } from '../../messaging/contact-connection-page.js'
 import { prismaConnection, type ConnectionArgs } from '../connections.js'
 import type { KeysetOrder } from '../keyset.js'
+import {
+  CONTACT_ORDERS,
+  DEFAULT_CONTACT_ORDER,
+  contactSort,
+  listContactsInOrder,
+  type ContactOrder,
+} from '../../messaging/contact-orders.js'
 import type { Context } from '../context.js'
 import { Group } from './messaging-groups.js'
 import { accountScoped } from '../account-scoped.js'
@@ -91,10 +98,31 @@ export const Contact = builder.prismaNode('Contact', {
   }),
 })
 
+const ORDER_MEANING: Record<ContactOrder, string> = {
+  NAME_ASC: 'Alphabetical by first name, then family name (case-insensitive), then uuid: the default, and the REST order.',
+  NAME_DESC: 'NAME_ASC reversed.',
+  MOBILE_ASC: 'By mobile number (E.164 as text).',
+  MOBILE_DESC: 'MOBILE_ASC reversed.',
+  CREATED_AT_ASC: 'Oldest first, then by uuid.',
+  CREATED_AT_DESC: 'Newest first, then by uuid descending.',
+  UPDATED_AT_ASC: 'Least recently changed first, then by uuid.',
+  UPDATED_AT_DESC: 'Most recently changed first, then by uuid descending.',
+}
+
+export const ContactOrderByEnum = builder.enumType('ContactOrderBy', {
+  description:
+    'The order of a contact list. Each is a total order served by an index; a cursor is valid only under the order it came from.',
+  values: Object.fromEntries(CONTACT_ORDERS.map((o) => [o, { description: ORDER_MEANING[o] }])) as Record<
+    ContactOrder,
+    { description: string }
+  >,
+})
+
 interface ContactPageSource {
   accountId: string
   groupId?: string
   request: PageRequest
+  order: ContactOrder
   /** Pothos' selection for `nodes`, read from the operation when the page is made (even if pageInfo resolves first). */
   nodesQuery: { select?: Record<string, unknown>; include?: Record<string, unknown> }
   /** The page and its total: one statement, started by whichever of nodes and pageInfo resolves first. */
@@ -121,8 +149,15 @@ const planNodes = rememberedPlan(
   (query) => !query.include && Object.entries(query.select ?? {}).every(([key, value]) => value === true && COLUMN_SET.has(key)),
 )
 
-function contactPage(ctx: Context, info: GraphQLResolveInfo, accountId: string, args: PageInput, groupId?: string): ContactPageSource {
-  return { accountId, groupId, request: pageRequest(args), nodesQuery: planPageNodes(ctx, info) }
+function contactPage(
+  ctx: Context,
+  info: GraphQLResolveInfo,
+  accountId: string,
+  args: PageInput & { orderBy?: ContactOrder | null },
+  groupId?: string,
+): ContactPageSource {
+  const order = args.orderBy ?? DEFAULT_CONTACT_ORDER
+  return { accountId, groupId, request: pageRequest(args), order, nodesQuery: planPageNodes(ctx, info) }
 }
 
 function loadPage(source: ContactPageSource, ctx: Context) {
@@ -130,13 +165,17 @@ function loadPage(source: ContactPageSource, ctx: Context) {
   if (!source.loaded) {
     const columns = listColumns(source.nodesQuery.select)
     source.columns = new Set(columns)
-    source.loaded = listContacts(ctx.deps, source, columns)
+    // The default order keeps its own path (contact-list.ts); the others are contact-orders.ts's.
+    source.loaded =
+      source.order === DEFAULT_CONTACT_ORDER
+        ? listContacts(ctx.deps, source, columns)
+        : listContactsInOrder(ctx.deps, source, columns, source.order)
   }
   return source.loaded
 }
 
 export const ContactPage = builder.objectRef<ContactPageSource>('ContactPage').implement({
-  description: 'One page of contacts, alphabetical by first name, then family name.',
+  description: 'One page of contacts, in the order asked for (by default alphabetical by first name, then family name).',
   fields: (t) => ({
     nodes: t.field({
       type: [Contact],
@@ -170,7 +209,10 @@ builder.objectField(Group, 'contacts', (t) =>
   t.field({
     type: ContactPage,
     description: 'The contacts on this group.',
-    args: listArgs(t.arg, CONTACT_SEARCH),
+    args: {
+      ...listArgs(t.arg, CONTACT_SEARCH),
+      orderBy: t.arg({ type: ContactOrderByEnum, description: 'The order; NAME_ASC when not given.' }),
+    },
     resolve: (group, args, ctx, info) => contactPage(ctx, info, group.accountId, args, group.id),
   }),
 )
@@ -178,8 +220,11 @@ builder.objectField(Group, 'contacts', (t) =>
 builder.queryFields((t) => ({
   contacts: t.field({
     type: ContactPage,
-    description: "The account's contacts, alphabetical, a page at a time.",
-    args: listArgs(t.arg, CONTACT_SEARCH),
+    description: "The account's contacts, a page at a time: alphabetical, or in the order asked for.",
+    args: {
+      ...listArgs(t.arg, CONTACT_SEARCH),
+      orderBy: t.arg({ type: ContactOrderByEnum, description: 'The order; NAME_ASC when not given.' }),
+    },
     resolve: async (_root, args, ctx, info) => contactPage(ctx, info, (await ctx.account()).id, args),
   }),
   contact: t.prismaField({
@@ -324,11 +369,26 @@ export const CONTACT_ORDER: KeysetOrder = {
   ],
 }
 
+/**
+ * The keyset of each order: the default's is CONTACT_ORDER (its cursors keep their name); the
+ * others' cursors are tagged with the order, so a cursor of one is refused by another.
+ */
+const CONTACT_KEYSETS = Object.fromEntries(
+  CONTACT_ORDERS.map((order): [ContactOrder, KeysetOrder] => {
+    if (order === DEFAULT_CONTACT_ORDER) return [order, CONTACT_ORDER]
+    const { keys, descending } = contactSort(order)
+    const direction = descending ? 'desc' : 'asc'
+    const type = (key: string) => (key === 'createdAt' || key === 'updatedAt' ? 'date' : 'string')
+    return [order, { name: `contacts:${order}`, columns: keys.map((field) => ({ field, direction, type: type(field) })) }]
+  }),
+) as Record<ContactOrder, KeysetOrder>
+
 const ContactConnection = builder.connectionObject(
   {
     type: Contact,
     name: 'ContactConnection',
-    description: 'Contacts, alphabetical by first name, then family name, then uuid (the order of the `contacts` pages).',
+    description:
+      'Contacts in the order asked for; by default alphabetical by first name, then family name, then uuid (the order of the `contacts` pages).',
   },
   { name: 'ContactEdge', description: 'A contact and its cursor.' },
 )
@@ -348,11 +408,24 @@ function contactConnection(
   ctx: Context,
   info: GraphQLResolveInfo,
   accountId: string,
-  args: ConnectionArgs & { search?: string | null },
+  args: ConnectionArgs & { search?: string | null; orderBy?: ContactOrder | null },
   groupId?: string,
 ) {
   // The same search rules and filter as the offset pages.
   const { searchKey } = pageRequest({ search: args.search })
+  const order = args.orderBy ?? DEFAULT_CONTACT_ORDER
+  if (order !== DEFAULT_CONTACT_ORDER) {
+    // Another order: Prisma's findMany with the keyset bound, over the order's index.
+    const where = contactListWhere(accountId, { searchKey }, groupId)
+    return prismaConnection(ctx, info, args, {
+      typeName: 'Contact',
+      order: CONTACT_KEYSETS[order],
+      where,
+      findMany: (query) => ctx.deps.db.contact.findMany(query) as Promise<ContactRow[]>,
+      findFirst: (query) => ctx.deps.db.contact.findFirst(query),
+      totalCount: () => contactListTotal(ctx.deps, { accountId, groupId, searchKey }),
+    })
+  }
   return prismaConnection(ctx, info, args, {
     typeName: 'Contact',
     order: CONTACT_ORDER,
@@ -397,8 +470,12 @@ builder.queryField('contactsConnection', (t) =>
   t.connection(
     {
       type: Contact,
-      description: "The account's contacts as a Relay connection (cursor pagination), in the order of `contacts`.",
-      args: { search: t.arg.string({ description: CONTACT_SEARCH }) },
+      description:
+        "The account's contacts as a Relay connection (cursor pagination), in the order asked for (by default that of `contacts`).",
+      args: {
+        search: t.arg.string({ description: CONTACT_SEARCH }),
+        orderBy: t.arg({ type: ContactOrderByEnum, description: 'The order; NAME_ASC when not given.' }),
+      },
       resolve: async (_root, args, ctx, info) => contactConnection(ctx, info, (await ctx.account()).id, args),
     },
     ContactConnection,
@@ -409,8 +486,12 @@ builder.objectField(Group, 'contactsConnection', (t) =>
   t.connection(
     {
       type: Contact,
-      description: "The group's contacts as a Relay connection (cursor pagination), in the order of `contacts`.",
-      args: { search: t.arg.string({ description: CONTACT_SEARCH }) },
+      description:
+        "The group's contacts as a Relay connection (cursor pagination), in the order asked for (by default that of `contacts`).",
+      args: {
+        search: t.arg.string({ description: CONTACT_SEARCH }),
+        orderBy: t.arg({ type: ContactOrderByEnum, description: 'The order; NAME_ASC when not given.' }),
+      },
       resolve: (group, args, ctx, info) => contactConnection(ctx, info, group.accountId, args, group.id),
     },
     ContactConnection,

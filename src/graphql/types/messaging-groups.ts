@@ -2,7 +2,19 @@ import { builder, type BuilderTypes } from '../builder.js'
 import { DeletedPayload, OffsetPageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../../messaging/paging.js'
 import type { Group as GroupRow } from '../../generated/sqlite/client.js'
-import { GROUP_LIST_COLUMNS, createGroup, deleteGroup, findGroup, groupListWhere, listGroups, updateGroup } from '../../messaging/groups.js'
+import {
+  DEFAULT_GROUP_ORDER,
+  GROUP_LIST_COLUMNS,
+  GROUP_ORDERS,
+  createGroup,
+  deleteGroup,
+  findGroup,
+  groupListWhere,
+  groupSort,
+  listGroups,
+  updateGroup,
+  type GroupOrder,
+} from '../../messaging/groups.js'
 import { prismaConnection } from '../connections.js'
 import type { KeysetOrder } from '../keyset.js'
 import type { Context } from '../context.js'
@@ -37,6 +49,9 @@ export const Group = builder.prismaNode('Group', {
     }),
     optinCode: t.exposeString('optinCode', { nullable: true, description: 'The text that subscribes a sender (case-insensitive).' }),
     optoutCode: t.exposeString('optoutCode', { nullable: true, description: 'The text that unsubscribes a sender (case-insensitive).' }),
+    contactCount: t.exposeInt('memberCount', {
+      description: 'How many contacts are on the group (its size, as `orderBy: SIZE_ASC` sorts it).',
+    }),
     subscriberCount: t.relationCount('memberships', {
       description: 'Contacts currently on the group by SMS opt-in.',
       where: { selfSubscribed: true },
@@ -46,17 +61,34 @@ export const Group = builder.prismaNode('Group', {
   }),
 })
 
+const ORDER_MEANING: Record<GroupOrder, string> = {
+  NAME_ASC: 'By lower-cased name, then uuid: the default, and the REST order.',
+  NAME_DESC: 'NAME_ASC reversed.',
+  SIZE_ASC: 'Smallest first (contactCount), then by uuid.',
+  SIZE_DESC: 'Largest first (contactCount), then by uuid descending.',
+}
+
+const GroupOrderByEnum = builder.enumType('GroupOrderBy', {
+  description: 'The order of a group list. Each is a total order served by an index; a cursor is valid only under the order it came from.',
+  values: Object.fromEntries(GROUP_ORDERS.map((o) => [o, { description: ORDER_MEANING[o] }])) as Record<
+    GroupOrder,
+    { description: string }
+  >,
+})
+
 interface GroupPageSource {
   accountId: string
   request: PageRequest
+  order: GroupOrder
   /** The page and its total: one statement, started by whichever of nodes and pageInfo resolves first. */
   loaded?: ReturnType<typeof listGroups>
 }
 
-const loadPage = (source: GroupPageSource, ctx: Context) => (source.loaded ??= listGroups(ctx.deps, source.accountId, source.request))
+const loadPage = (source: GroupPageSource, ctx: Context) =>
+  (source.loaded ??= listGroups(ctx.deps, source.accountId, source.request, source.order))
 
 const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
-  description: 'One page of groups, by name.',
+  description: 'One page of groups, in the order asked for (by default by name).',
   fields: (t) => ({
     nodes: t.prismaField({
       type: ['Group'],
@@ -88,9 +120,16 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
 builder.queryFields((t) => ({
   groups: t.field({
     type: GroupPage,
-    description: "The account's groups by name, a page at a time.",
-    args: listArgs(t.arg, 'Case-insensitive substring of name or description.'),
-    resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
+    description: "The account's groups, a page at a time: by name, or in the order asked for.",
+    args: {
+      ...listArgs(t.arg, 'Case-insensitive substring of name or description.'),
+      orderBy: t.arg({ type: GroupOrderByEnum, description: 'The order; NAME_ASC when not given.' }),
+    },
+    resolve: async (_root, args, ctx) => ({
+      accountId: (await ctx.account()).id,
+      request: pageRequest(args),
+      order: args.orderBy ?? DEFAULT_GROUP_ORDER,
+    }),
   }),
   group: t.prismaField({
     type: 'Group',
@@ -165,27 +204,36 @@ builder.mutationFields((t) => ({
   }),
 }))
 
-/** The order of the `groups` pages: lower-cased name, then the uuid. */
-const GROUP_ORDER: KeysetOrder = {
-  name: 'groups',
-  columns: [
-    { field: 'nameKey', direction: 'asc', type: 'string' },
-    { field: 'id', direction: 'asc', type: 'string' },
-  ],
-}
+/** The keyset of each order; the default's cursors keep their name (`groups`), the others' carry the order. */
+const GROUP_KEYSETS = Object.fromEntries(
+  GROUP_ORDERS.map((order): [GroupOrder, KeysetOrder] => {
+    const { keys, descending } = groupSort(order)
+    const direction = descending ? 'desc' : 'asc'
+    return [
+      order,
+      {
+        name: order === DEFAULT_GROUP_ORDER ? 'groups' : `groups:${order}`,
+        columns: keys.map((field) => ({ field, direction, type: field === 'memberCount' ? 'int' : 'string' })),
+      },
+    ]
+  }),
+) as Record<GroupOrder, KeysetOrder>
 
 builder.queryField('groupsConnection', (t) =>
   t.connection(
     {
       type: Group,
-      description: "The account's groups as a Relay connection (cursor pagination), in the order of `groups`.",
-      args: { search: t.arg.string({ description: 'Case-insensitive substring of name or description.' }) },
-      resolve: async (_root, args, ctx, info) => {
+      description: "The account's groups as a Relay connection (cursor pagination), in the order asked for (by default that of `groups`).",
+      args: {
+        search: t.arg.string({ description: 'Case-insensitive substring of name or description.' }),
+        orderBy: t.arg({ type: GroupOrderByEnum, description: 'The order; NAME_ASC when not given.' }),
+      },
+      resolve: async (_root, { orderBy, ...args }, ctx, info) => {
         const accountId = (await ctx.account()).id
         const where = groupListWhere(accountId, pageRequest({ search: args.search }))
         return prismaConnection(ctx, info, args, {
           typeName: 'Group',
-          order: GROUP_ORDER,
+          order: GROUP_KEYSETS[orderBy ?? DEFAULT_GROUP_ORDER],
           where,
           findMany: (query) => ctx.deps.db.group.findMany(query),
           findFirst: (query) => ctx.deps.db.group.findFirst(query),
@@ -194,7 +242,10 @@ builder.queryField('groupsConnection', (t) =>
         })
       },
     },
-    { name: 'GroupConnection', description: 'Groups by lower-cased name, then uuid (the order of the `groups` pages).' },
+    {
+      name: 'GroupConnection',
+      description: 'Groups in the order asked for; by default by lower-cased name, then uuid (the order of the `groups` pages).',
+    },
     { name: 'GroupEdge', description: 'A group and its cursor.' },
   ),
 )

@@ -1,7 +1,9 @@
 import { builder } from '../builder.js'
 import { localId } from '../node-id.js'
 import { prismaConnection } from '../connections.js'
-import { newestFirst } from '../keyset.js'
+import { newestFirst, type KeysetOrder } from '../keyset.js'
+import { listFilterWhere } from '../list-filters.js'
+import { DateTimeRangeInput } from './common.js'
 import { DELIVERY_STATUSES } from '../../sms/delivery-status.js'
 import { formatCredits } from '../../sms/money.js'
 import { reportTime } from '../../sms/report-time.js'
@@ -183,19 +185,62 @@ builder.mutationFields((t) => ({
   }),
 }))
 
-const MESSAGE_ORDER = newestFirst('messages')
+// A message's sent time (broadcastAt) is its createdAt: sendSms writes both from one instant, so the
+// orders and the sentAt filter read createdAt, the column of the indexes (migration list_orders).
+const MESSAGE_ORDERS = ['SENT_AT_DESC', 'SENT_AT_ASC', 'STATUS_ASC', 'STATUS_DESC'] as const
+type MessageOrder = (typeof MESSAGE_ORDERS)[number]
+const sameWay = (name: string, fields: readonly string[], direction: 'asc' | 'desc'): KeysetOrder => ({
+  name,
+  columns: fields.map((field) => ({ field, direction, type: field === 'createdAt' ? 'date' : 'string' })),
+})
+/** Each order's keyset; the default's cursors keep their name (`messages`). */
+const MESSAGE_KEYSETS: Record<MessageOrder, KeysetOrder> = {
+  SENT_AT_DESC: newestFirst('messages'),
+  SENT_AT_ASC: sameWay('messages:SENT_AT_ASC', ['createdAt', 'id'], 'asc'),
+  STATUS_ASC: sameWay('messages:STATUS_ASC', ['status', 'createdAt', 'id'], 'asc'),
+  STATUS_DESC: sameWay('messages:STATUS_DESC', ['status', 'createdAt', 'id'], 'desc'),
+}
+
+const SentMessageOrderByEnum = builder.enumType('SentMessageOrderBy', {
+  description:
+    'The order of the sent messages. Each is a total order served by an index; a cursor is valid only under the order it came from.',
+  values: {
+    SENT_AT_DESC: { description: 'Newest first, then by uuid descending: the default.' },
+    SENT_AT_ASC: { description: 'Oldest first, then by uuid.' },
+    STATUS_ASC: { description: 'By status code (alphabetical: DELIVRD, DND, EXPIRED, ...), oldest first within a status.' },
+    STATUS_DESC: { description: 'STATUS_ASC reversed: by status code descending, newest first within a status.' },
+  } satisfies Record<MessageOrder, { description: string }>,
+})
+
+const SentMessageFilterInput = builder.inputType('SentMessageFilter', {
+  description: 'Which sent messages a list holds: every condition given must hold.',
+  fields: (t) => ({
+    status: t.field({ type: [DeliveryStatusEnum], description: 'Only messages whose latest status is one of these (at least one).' }),
+    sentAt: t.field({ type: DateTimeRangeInput, description: 'Only messages sent (broadcastAt) within this span.' }),
+  }),
+})
 
 builder.queryField('messagesConnection', (t) =>
   t.connection(
     {
       type: SentMessage,
-      description: "The account's sent messages with their delivery reports, newest first, as a Relay connection (cursor pagination).",
-      args: { status: t.arg({ type: DeliveryStatusEnum, description: 'Only messages whose latest status is this one.' }) },
-      resolve: async (_root, { status, ...args }, ctx, info) => {
-        const where = { accountId: (await ctx.account()).id, ...(status ? { status } : {}) }
+      description:
+        "The account's sent messages with their delivery reports, newest first or in the order asked for, as a Relay connection (cursor pagination).",
+      args: {
+        status: t.arg({ type: DeliveryStatusEnum, description: 'Only messages whose latest status is this one.' }),
+        filter: t.arg({ type: SentMessageFilterInput, description: 'Statuses and a time window; with `status` too, both hold.' }),
+        orderBy: t.arg({ type: SentMessageOrderByEnum, description: 'The order; SENT_AT_DESC when not given.' }),
+      },
+      resolve: async (_root, { status, filter, orderBy, ...args }, ctx, info) => {
+        const conditions = listFilterWhere({
+          argument: 'filter',
+          set: { field: 'status', column: 'status', values: filter?.status },
+          range: { field: 'sentAt', column: 'createdAt', value: filter?.sentAt },
+        })
+        const where = { accountId: (await ctx.account()).id, ...(status ? { status } : {}), AND: conditions }
         return prismaConnection(ctx, info, args, {
           typeName: 'SentMessage',
-          order: MESSAGE_ORDER,
+          order: MESSAGE_KEYSETS[orderBy ?? 'SENT_AT_DESC'],
           where,
           findMany: (query) => ctx.deps.db.message.findMany(query),
           findFirst: (query) => ctx.deps.db.message.findFirst(query),
@@ -203,7 +248,10 @@ builder.queryField('messagesConnection', (t) =>
         })
       },
     },
-    { name: 'SentMessageConnection', description: 'Sent messages, newest first (then by uuid, descending).' },
+    {
+      name: 'SentMessageConnection',
+      description: 'Sent messages in the order asked for; by default newest first (then by uuid, descending).',
+    },
     { name: 'SentMessageEdge', description: 'A sent message and its cursor.' },
   ),
 )

@@ -1,7 +1,8 @@
 import { builder } from '../builder.js'
-import { DeletedPayload } from './common.js'
+import { DateTimeRangeInput, DeletedPayload } from './common.js'
 import { prismaConnection } from '../connections.js'
-import { newestFirst } from '../keyset.js'
+import { newestFirst, type KeysetOrder } from '../keyset.js'
+import { listFilterWhere } from '../list-filters.js'
 import { Repeater } from 'graphql-yoga'
 import {
   createEndpoint,
@@ -178,6 +179,50 @@ const WebhookSecretPayload = builder.objectRef<{ endpointId: string; secret: str
   }),
 })
 
+const DeliveryOrderByEnum = builder.enumType('WebhookDeliveryOrderBy', {
+  description:
+    'The order of webhook deliveries. Each is a total order served by an index; a cursor is valid only under the order it came from.',
+  values: {
+    CREATED_AT_DESC: { description: 'Newest first, then by id descending: the default.' },
+    CREATED_AT_ASC: { description: 'Oldest first, then by id.' },
+  } as const,
+})
+type DeliveryOrder = 'CREATED_AT_DESC' | 'CREATED_AT_ASC'
+
+/** Each order's keyset; the default's cursors keep their name. */
+const DELIVERY_KEYSETS: Record<DeliveryOrder, KeysetOrder> = {
+  CREATED_AT_DESC: newestFirst('webhook-deliveries'),
+  CREATED_AT_ASC: {
+    name: 'webhook-deliveries:CREATED_AT_ASC',
+    columns: [
+      { field: 'createdAt', direction: 'asc', type: 'date' },
+      { field: 'id', direction: 'asc', type: 'string' },
+    ],
+  },
+}
+
+const DeliveryFilterInput = builder.inputType('WebhookDeliveryFilter', {
+  description: 'Which webhook deliveries a list holds: every condition given must hold.',
+  fields: (t) => ({
+    state: t.field({ type: [WebhookDeliveryState], description: 'Only deliveries in one of these states (at least one).' }),
+    createdAt: t.field({ type: DateTimeRangeInput, description: 'Only deliveries created (queued) within this span.' }),
+  }),
+})
+
+/** The deliveries' filter: the account's, in `state`, and the `filter` argument's conditions. */
+function deliveryWhere(
+  accountId: string,
+  state: string | null | undefined,
+  filter: { state?: readonly string[] | null; createdAt?: { from?: Date | null; before?: Date | null } | null } | null | undefined,
+) {
+  const conditions = listFilterWhere({
+    argument: 'filter',
+    set: { field: 'state', column: 'state', values: filter?.state },
+    range: { field: 'createdAt', column: 'createdAt', value: filter?.createdAt },
+  })
+  return { accountId, ...(state ? { state } : {}), AND: conditions }
+}
+
 builder.queryFields((t) => ({
   webhook: t.prismaField({
     type: WebhookEndpoint,
@@ -194,36 +239,39 @@ builder.queryFields((t) => ({
   }),
   webhookDeliveries: t.prismaField({
     type: ['WebhookDelivery'],
-    description: 'Newest first.',
+    description: 'Newest first, or in the order asked for.',
     args: {
       state: t.arg({ type: WebhookDeliveryState, description: 'Only deliveries in this state.' }),
+      filter: t.arg({ type: DeliveryFilterInput, description: 'States and a time window; with `state` too, both hold.' }),
+      orderBy: t.arg({ type: DeliveryOrderByEnum, description: 'The order; CREATED_AT_DESC when not given.' }),
       first: t.arg.int({ defaultValue: 50, description: 'How many, at most 200.' }),
     },
-    resolve: async (query, _root, { state, first }, ctx) =>
+    resolve: async (query, _root, { state, filter, orderBy, first }, ctx) =>
       ctx.deps.db.webhookDelivery.findMany({
         ...query,
-        where: { accountId: (await ctx.account()).id, ...(state ? { state } : {}) },
-        // The uuid breaks ties of the same instant, so the order is the same on every read.
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        where: deliveryWhere((await ctx.account()).id, state, filter),
+        // The id breaks ties of the same instant, so the order is the same on every read.
+        orderBy: DELIVERY_KEYSETS[orderBy ?? 'CREATED_AT_DESC'].columns.map((c) => ({ [c.field]: c.direction })),
         take: Math.min(Math.max(first ?? 50, 1), 200),
       }),
   }),
 }))
 
-/** The order of `webhookDeliveries`. */
-const DELIVERY_ORDER = newestFirst('webhook-deliveries')
-
 builder.queryField('webhookDeliveriesConnection', (t) =>
   t.connection(
     {
       type: WebhookDelivery,
-      description: "The account's webhook deliveries, newest first, as a Relay connection (cursor pagination).",
-      args: { state: t.arg({ type: WebhookDeliveryState, description: 'Only deliveries in this state.' }) },
-      resolve: async (_root, { state, ...args }, ctx, info) => {
-        const where = { accountId: (await ctx.account()).id, ...(state ? { state } : {}) }
+      description: "The account's webhook deliveries, newest first or in the order asked for, as a Relay connection (cursor pagination).",
+      args: {
+        state: t.arg({ type: WebhookDeliveryState, description: 'Only deliveries in this state.' }),
+        filter: t.arg({ type: DeliveryFilterInput, description: 'States and a time window; with `state` too, both hold.' }),
+        orderBy: t.arg({ type: DeliveryOrderByEnum, description: 'The order; CREATED_AT_DESC when not given.' }),
+      },
+      resolve: async (_root, { state, filter, orderBy, ...args }, ctx, info) => {
+        const where = deliveryWhere((await ctx.account()).id, state, filter)
         return prismaConnection(ctx, info, args, {
           typeName: 'WebhookDelivery',
-          order: DELIVERY_ORDER,
+          order: DELIVERY_KEYSETS[orderBy ?? 'CREATED_AT_DESC'],
           where,
           findMany: (query) => ctx.deps.db.webhookDelivery.findMany(query),
           findFirst: (query) => ctx.deps.db.webhookDelivery.findFirst(query),
@@ -231,7 +279,10 @@ builder.queryField('webhookDeliveriesConnection', (t) =>
         })
       },
     },
-    { name: 'WebhookDeliveryConnection', description: 'Webhook deliveries, newest first (then by id, descending).' },
+    {
+      name: 'WebhookDeliveryConnection',
+      description: 'Webhook deliveries in the order asked for; by default newest first (then by id, descending).',
+    },
     { name: 'WebhookDeliveryEdge', description: 'A webhook delivery and its cursor.' },
   ),
 )
