@@ -6,12 +6,12 @@ import { assertWebhookUrl } from './ssrf-guard.js'
 import { newWebhookId, newWebhookSecret } from './signature.js'
 import {
   bodyFor,
-  DEFAULT_EVENT_TYPES,
   parseEventTypes,
   parsePayloadFormat,
   storedEventTypes,
   subscribes,
   type PayloadFormat,
+  WEBHOOK_EVENT_TYPES,
 } from './event-types.js'
 
 /** An account has at most this many endpoints (each one a fan-out of every update it subscribes to). */
@@ -83,7 +83,8 @@ export async function createEndpoint(deps: Pick<Deps, 'db' | 'env'>, accountId: 
         accountId,
         url: checked.url!,
         secret: newWebhookSecret(),
-        eventTypes: checked.eventTypes ?? storedEventTypes(DEFAULT_EVENT_TYPES),
+        // Without a choice, every event type, as the one endpoint of old received.
+        eventTypes: checked.eventTypes ?? storedEventTypes(WEBHOOK_EVENT_TYPES),
         payloadFormat: checked.payloadFormat ?? 'legacy',
       },
     })
@@ -131,7 +132,7 @@ export async function setWebhook(deps: Pick<Deps, 'db' | 'env'>, accountId: stri
         accountId,
         url: url!,
         secret: newWebhookSecret(),
-        eventTypes: storedEventTypes(DEFAULT_EVENT_TYPES),
+        eventTypes: storedEventTypes(WEBHOOK_EVENT_TYPES),
         payloadFormat: 'legacy',
       },
     })

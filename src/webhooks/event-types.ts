@@ -7,9 +7,6 @@ import { validationError, type ErrorDetail } from '../core/errors.js'
 export const WEBHOOK_EVENT_TYPES = ['message.status', 'test'] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number]
 
-/** What an endpoint made without a choice receives: every type (as the one endpoint of old did). */
-export const DEFAULT_EVENT_TYPES: readonly WebhookEventType[] = WEBHOOK_EVENT_TYPES
-
 /** The body an endpoint receives. */
 export const PAYLOAD_FORMATS = ['legacy', 'standard'] as const
 export type PayloadFormat = (typeof PAYLOAD_FORMATS)[number]
