@@ -9,8 +9,7 @@ import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
 import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
 import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
-import { clientKey, createRateLimiter } from './http/rate-limit.js'
-import { apiKeyPrefix, bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
+import { bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
 import { etagMatches, Microcache } from './http/microcache.js'
 import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
@@ -29,7 +28,11 @@ import { compiledExecutionPlugin } from './graphql/plugins/compiled-execution.js
 import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin } from './graphql/plugins/persisted-documents.js'
 import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
-import { consoleSessionOf, sessionGate, type ConsoleSession } from './console/sessions.js'
+import { sessionGate } from './console/sessions.js'
+import { clientAddressOf, type ClientAddress } from './door/client-address.js'
+import { createCredentialsStage, type Credentials } from './door/credentials.js'
+import { createBudget } from './door/budget.js'
+import { createCredentialWatch } from './auth/credential-watch.js'
 import { documentText } from './graphql/typed-documents.js'
 import { AnswerResponse } from './http/answer-response.js'
 
@@ -170,41 +173,33 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   const web = createWebRoutes(restRoutes)
   const consolePages = createConsoleRoutes(deps)
   const consoleGate = sessionGate(env.PUBLIC_BASE_URL)
-  const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
+  const budget = createBudget(env)
+  const { credentials: credentialsOf } = createCredentialsStage(deps)
+  // Live connections end with their credential, on every instance (src/auth/credential-watch.ts).
+  const watch = createCredentialWatch({ db: deps.db, events: deps.events, clock: deps.clock, changes: deps.commitProbe })
+  const hold = (credentials: Credentials, onEnd: () => void) => {
+    const account = credentials.account
+    if (!account) return () => {}
+    const session = credentials.session
+    return watch.hold(
+      { accountId: account.id, keyId: session ? null : account.keyId, sessionId: session?.id ?? null, expiresAt: session?.expiresAt },
+      onEnd,
+    )
+  }
   const live = createLiveStreams({
     perKey: env.SUBSCRIPTIONS_PER_KEY,
     perAddress: env.SUBSCRIPTIONS_PER_IP,
     keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS,
   })
   const cors = createCorsPolicy({ origins: env.CORS_ORIGINS, publicBaseUrl: env.PUBLIC_BASE_URL })
-  const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
 
-  /** The client's address: the peer of the socket, or behind a trusted proxy the hop it saw last. */
-  function addressOf(forwardedFor: string | null | undefined, peer: string | undefined): string | undefined {
-    if (env.TRUST_PROXY) {
-      const last = forwardedFor?.split(',').at(-1)?.trim()
-      if (last) return last
-    }
-    return peer
-  }
-  const clientAddress = (request: Request, server?: ServerContext) =>
-    addressOf(
+  /** The client-address stage of an HTTP request: the node request's socket gives the peer. */
+  const clientAddress = (request: Request, server?: ServerContext): ClientAddress =>
+    clientAddressOf(
+      env.TRUST_PROXY,
       request.headers.get('x-forwarded-for'),
       (server as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req?.socket?.remoteAddress,
     )
-
-  /**
-   * The account of `token` when it is a live API key, else null; malformed tokens need no lookup.
-   * The request's context reuses the answer (so the key is looked up once, also with the key cache
-   * off). A database fault rejects: it is not the token's fault, and the request answers it (503).
-   */
-  function verifyKey(token: string): Promise<AuthenticatedAccount | null> {
-    if (!apiKeyPrefix(token)) return Promise.resolve(null)
-    return deps.apiKeyCache.authenticate(token).catch((error) => {
-      if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return null
-      throw error
-    })
-  }
 
   /**
    * An anonymous GET query's answer, without errors, is public (account fields would have failed):
@@ -254,20 +249,14 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     }
     const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
     if (page) return page
-    if (isConsolePath(url.pathname)) return consolePages(request, url, clientAddress(request, server)) // src/console/
+    if (isConsolePath(url.pathname)) return consolePages(request, url, clientAddress(request, server).address ?? undefined) // src/console/
     // The database is known to be unreachable: answer now rather than wait for a statement timeout.
     if (breaker?.open) return unavailable(url, requestId)
     if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
     const token = bearerToken(request.headers.get('authorization'))
-    // A real key (and the carrier connector's token) has a budget of its own. Anything else spends its client address's budget: no
-    // token, and a token that is not a key (malformed, unknown, revoked), so random tokens cannot
-    // each bring a fresh budget. A key not verified lately is verified here (the lookup the request
-    // makes anyway; its answer stays in the key cache). In-process callers (tests, tools) pass no
-    // server context and have no address: without a key they are not limited.
     const address = clientAddress(request, server)
-    const addressKey = address && clientKey(address)
     // The account console's session (its cookie and CSRF token): looked up here, budgeted like a key.
-    const sessionCookie =
+    const sessionToken =
       !token && url.pathname === '/graphql'
         ? consoleGate.tokenOf({
             cookieHeader: request.headers.get('cookie'),
@@ -278,44 +267,22 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
             fetchSite: request.headers.get('sec-fetch-site'),
           })
         : null
-    let session: ConsoleSession | null = null
-    if (sessionCookie) {
-      try {
-        session = await consoleSessionOf(deps, sessionCookie)
-      } catch (error) {
-        if (databaseFault(error)) return unavailable(url, requestId)
-        throw error
-      }
+    // A key not verified lately is verified here (the lookup the request makes anyway; its answer
+    // stays in the key cache). In-process callers (tests, tools) have no address: their key is left
+    // to the context, and without one they are not limited.
+    let credentials: Credentials
+    try {
+      credentials = await credentialsOf(token, sessionToken, address.key !== null)
+    } catch (error) {
+      if (databaseFault(error)) return unavailable(url, requestId)
+      throw error
     }
-    const verified = session
-      ? Promise.resolve(session.account)
-      : token && addressKey && token !== env.CARRIER_CONNECTOR_TOKEN
-        ? verifyKey(token)
-        : undefined
-    // A database fault during the check: treat it as a key; the request itself will answer 503.
-    const account = verified && (await verified.catch(() => undefined))
-    const realKey = token ? (verified ? account !== null : true) : false
-    let limitHeaders: Record<string, string> | null = null
-    if (session) {
-      const bucket = `session:${session.id}`
-      const wait = limiter.take(bucket)
-      limitHeaders = limiter.headers(bucket, 'key')
-      if (wait > 0) return withHeaders(rateLimited('Too many requests for this console session', wait, url, requestId), limitHeaders)
-    } else if (!realKey) {
-      const wait = addressKey ? anonymousLimiter.take(addressKey) : 0
-      limitHeaders = addressKey ? anonymousLimiter.headers(addressKey, 'address') : null
-      if (wait > 0) return withHeaders(rateLimited('Too many requests from this address', wait, url, requestId), limitHeaders)
-    } else {
-      // Keyed on the key's id; on a digest of the token when it was not looked up (the carrier
-      // connector's token, or a database fault during the check).
-      const bucket = account ? `key:${account.keyId}` : createHash('sha256').update(token!).digest('base64')
-      const wait = limiter.take(bucket)
-      limitHeaders = limiter.headers(bucket, 'key')
-      if (wait > 0) return withHeaders(rateLimited('Too many requests for this API key', wait, url, requestId), limitHeaders)
-    }
+    const spent = budget.spend(credentials, address.key)
+    if (spent.wait > 0) return withHeaders(rateLimited(spent.message, spent.wait, url, requestId), spent.headers)
+    const session = credentials.session
     return withHeaders(
-      await dispatch(request, url, requestId, server, session ? `session:${session.id}` : token, verified, session?.id ?? null),
-      limitHeaders,
+      await dispatch(request, url, requestId, address, credentials, session ? `session:${session.id}` : token),
+      spent.headers,
     )
   }
 
@@ -323,12 +290,13 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     request: Request,
     url: URL,
     requestId: string,
-    server: ServerContext | undefined,
+    address: ClientAddress,
+    credentials: Credentials,
     /** The Bearer token, or `session:<id>` for a console session: what live streams are counted by. */
     token: string | null,
-    verified: Promise<AuthenticatedAccount | null> | undefined,
-    consoleSessionId: string | null,
   ): Promise<Response> {
+    const { verified } = credentials
+    const consoleSessionId = credentials.session?.id ?? null
     // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
     return withIdempotencyKey(deps, { request, url, requestId }, { leaseMs: env.WORKER_LEASE_MS }, async (request) => {
       if (url.pathname === '/graphql') {
@@ -347,7 +315,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
           return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
         }
         const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
-        const admission = live.admit(keyDigest, clientAddress(request, server) ?? null)
+        const admission = live.admit(keyDigest, address.address)
         if (!admission.ok) {
           // The contract's 429 and 503 carry Retry-After; a slot frees whenever a stream closes.
           const refusal = graphqlRefusal(new AppError(admission.code, admission.message))
@@ -365,7 +333,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
           admission.release()
           return response
         }
-        return live.track(response, admission.release)
+        return live.track(response, admission.release, (close) => hold(credentials, close))
       }
       if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
       const context = createContext(deps, request, requestId, verified)
@@ -374,17 +342,23 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     })
   }
 
-  /** The console session of a WebSocket upgrade: its cookie, an Origin of the service's own, and the session's CSRF token from connection_init. */
-  async function upgradeSession(request: IncomingMessage, csrfToken: string | null): Promise<ConsoleSession | null> {
+  /**
+   * The credentials stage of a WebSocket's connection_init: a Bearer key, or the console's session
+   * (its cookie, an Origin of the service's own, and the session's CSRF token from the payload).
+   */
+  function upgradeCredentials(request: IncomingMessage, authorization: string | null, csrfToken: string | null) {
     const host = request.headers.host
-    const token = consoleGate.tokenOf({
-      cookieHeader: request.headers.cookie ?? null,
-      csrfToken,
-      origin: request.headers.origin ?? null,
-      requestOrigins: [`http://${host}`, `https://${host}`],
-      originRequired: true,
-    })
-    return token ? consoleSessionOf(deps, token) : null
+    const sessionToken =
+      authorization === null && csrfToken !== null
+        ? consoleGate.tokenOf({
+            cookieHeader: request.headers.cookie ?? null,
+            csrfToken,
+            origin: request.headers.origin ?? null,
+            requestOrigins: [`http://${host}`, `https://${host}`],
+            originRequired: true,
+          })
+        : null
+    return credentialsOf(authorization === null ? null : bearerToken(authorization), sessionToken, true)
   }
 
   return {
@@ -396,11 +370,14 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         logger,
         maxPayload: env.BODY_LIMIT_BYTES,
         keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS,
-        verifyKey,
+        clientAddress: (request) =>
+          clientAddressOf(env.TRUST_PROXY, [request.headers['x-forwarded-for'] ?? []].flat().join(','), request.socket.remoteAddress),
+        credentials: upgradeCredentials,
+        recheck: (c) => credentialsOf(c.token, c.sessionToken, true),
+        spend: (c, address) => budget.spend(c, address.key),
         resolveDocument,
-        consoleSession: upgradeSession,
         admit: (key, address) => live.admit(key, address),
-        clientAddress: (request) => addressOf([request.headers['x-forwarded-for'] ?? []].flat().join(','), request.socket.remoteAddress),
+        hold,
       }),
     async fetch(request, server) {
       const started = performance.now()
