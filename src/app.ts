@@ -1,17 +1,16 @@
-import { randomUUID, createHash } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { createYoga, maskError as defaultMaskError, type Plugin } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import type { Deps } from './deps.js'
-import { AppError, databaseFault, knownAppError } from './core/errors.js'
+import { AppError, knownAppError } from './core/errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
 import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
-import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
+import { createRestRouter, errorResponse } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
 import { etagMatches, Microcache } from './http/microcache.js'
-import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 import { createMetrics, type Metrics } from './metrics/create-metrics.js'
@@ -29,17 +28,23 @@ import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin 
 import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
 import { sessionGate } from './console/sessions.js'
-import { clientAddressOf, type ClientAddress } from './door/client-address.js'
+import { clientAddressOf } from './door/client-address.js'
 import { createCredentialsStage, type Credentials } from './door/credentials.js'
 import { createBudget } from './door/budget.js'
+import { NO_ADDRESS, NO_CREDENTIALS, pipeline, type Door } from './door/pipeline.js'
+import { observeStage } from './door/stages/observe.js'
+import { clientAddressStage } from './door/stages/client-address.js'
+import { openRoutesStage } from './door/stages/open-routes.js'
+import { corsStage } from './door/stages/cors.js'
+import { breakerStage } from './door/stages/breaker.js'
+import { credentialsStage } from './door/stages/credentials.js'
+import { budgetStage } from './door/stages/budget.js'
+import { idempotencyStage } from './door/stages/idempotency.js'
 import { createCredentialWatch } from './auth/credential-watch.js'
 import { documentText } from './graphql/typed-documents.js'
 import { AnswerResponse } from './http/answer-response.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
-
-/** Load balancers probe with a short timeout of their own; answer well within it. */
-const READY_TIMEOUT_MS = 900
 
 export interface AppOptions {
   deps: Deps
@@ -174,7 +179,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   const consolePages = createConsoleRoutes(deps)
   const consoleGate = sessionGate(env.PUBLIC_BASE_URL)
   const budget = createBudget(env)
-  const { credentials: credentialsOf } = createCredentialsStage(deps)
+  const credentialsOfStage = createCredentialsStage(deps)
+  const credentialsOf = credentialsOfStage.credentials
   // Live connections end with their credential, on every instance (src/auth/credential-watch.ts).
   const watch = createCredentialWatch({ db: deps.db, events: deps.events, clock: deps.clock, changes: deps.commitProbe })
   const hold = (credentials: Credentials, onEnd: () => void) => {
@@ -193,14 +199,6 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   })
   const cors = createCorsPolicy({ origins: env.CORS_ORIGINS, publicBaseUrl: env.PUBLIC_BASE_URL })
 
-  /** The client-address stage of an HTTP request: the node request's socket gives the peer. */
-  const clientAddress = (request: Request, server?: ServerContext): ClientAddress =>
-    clientAddressOf(
-      env.TRUST_PROXY,
-      request.headers.get('x-forwarded-for'),
-      (server as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req?.socket?.remoteAddress,
-    )
-
   /**
    * An anonymous GET query's answer, without errors, is public (account fields would have failed):
    * `Cache-Control: public` for the channel answers' lifetime, and an ETag a repeat may send back
@@ -216,11 +214,6 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     headers.set('Cache-Control', `public, max-age=${Math.max(1, Math.round(env.CHANNEL_CACHE_MS / 1000))}`)
     if (etagMatches(request.headers.get('if-none-match'), etag)) return new AnswerResponse(null, { status: 304, headers })
     return new AnswerResponse(text, { status: 200, headers })
-  }
-
-  function withHeaders(response: Response, headers: Record<string, string> | null): Response {
-    if (headers) for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
-    return response
   }
 
   function unavailable(url: URL, requestId: string): Response {
@@ -239,108 +232,82 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     return errorResponse(new AppError('RATE_LIMITED', message), api, requestId, { 'Retry-After': String(wait) })
   }
 
-  async function route(request: Request, url: URL, requestId: string, server?: ServerContext): Promise<Response> {
-    if (url.pathname === '/healthz') return json({ status: 'ok' }, 200)
-    if (url.pathname === '/metrics' && env.METRICS_ENABLED) return scrapeMetrics(request, requestId)
-    if (url.pathname === '/readyz') {
-      // A hung database must not hang the probe: not ready after READY_TIMEOUT_MS.
-      const ok = await Promise.race([ready().catch(() => false), new Promise<false>((r) => setTimeout(r, READY_TIMEOUT_MS, false).unref())])
-      return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
+  /**
+   * The end of the door: /graphql (Yoga; Server-Sent Events counted by the subscription caps) and
+   * the REST routes. The stages before it have found the client, its credentials and its budget.
+   */
+  async function route(door: Door): Promise<Response> {
+    const { request, url, requestId, credentials } = door
+    const { verified, session } = credentials
+    // What live streams are counted by: the Bearer token, or `session:<id>` for a console session.
+    const token = session ? `session:${session.id}` : credentials.token
+    const consoleSessionId = session?.id ?? null
+    if (url.pathname === '/graphql') {
+      let bounded: Request
+      try {
+        bounded = await readGraphqlRequest(request, url, env.BODY_LIMIT_BYTES)
+      } catch (error) {
+        if (error instanceof AppError) return graphqlRefusal(error)
+        throw error
+      }
+      graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
+      // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
+      if (!request.headers.get('accept')?.includes('text/event-stream')) {
+        const answer = await yoga.fetch(bounded)
+        // A GET with no credentials can only read public data: shared caches may keep its answer.
+        return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
+      }
+      const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
+      const admission = live.admit(keyDigest, door.address.address)
+      if (!admission.ok) {
+        // The contract's 429 and 503 carry Retry-After; a slot frees whenever a stream closes.
+        const refusal = graphqlRefusal(new AppError(admission.code, admission.message))
+        refusal.headers.set('Retry-After', '1')
+        return refusal
+      }
+      let response: Response
+      try {
+        response = await yoga.fetch(bounded)
+      } catch (error) {
+        admission.release()
+        throw error
+      }
+      if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+        admission.release()
+        return response
+      }
+      return live.track(response, admission.release, (close) => hold(credentials, close))
     }
-    const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
-    if (page) return page
-    if (isConsolePath(url.pathname)) return consolePages(request, url, clientAddress(request, server).address ?? undefined) // src/console/
-    // The database is known to be unreachable: answer now rather than wait for a statement timeout.
-    if (breaker?.open) return unavailable(url, requestId)
-    if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
-    const token = bearerToken(request.headers.get('authorization'))
-    const address = clientAddress(request, server)
-    // The account console's session (its cookie and CSRF token): looked up here, budgeted like a key.
-    const sessionToken =
-      !token && url.pathname === '/graphql'
-        ? consoleGate.tokenOf({
-            cookieHeader: request.headers.get('cookie'),
-            csrfToken: request.headers.get('x-csrf-token'),
-            origin: request.headers.get('origin'),
-            requestOrigins: [url.origin],
-            originRequired: false,
-            fetchSite: request.headers.get('sec-fetch-site'),
-          })
-        : null
-    // A key not verified lately is verified here (the lookup the request makes anyway; its answer
-    // stays in the key cache). In-process callers (tests, tools) have no address: their key is left
-    // to the context, and without one they are not limited.
-    let credentials: Credentials
-    try {
-      credentials = await credentialsOf(token, sessionToken, address.key !== null)
-    } catch (error) {
-      if (databaseFault(error)) return unavailable(url, requestId)
-      throw error
-    }
-    const spent = budget.spend(credentials, address.key)
-    if (spent.wait > 0) return withHeaders(rateLimited(spent.message, spent.wait, url, requestId), spent.headers)
-    const session = credentials.session
-    return withHeaders(
-      await dispatch(request, url, requestId, address, credentials, session ? `session:${session.id}` : token),
-      spent.headers,
-    )
+    if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
+    const context = createContext(deps, request, requestId, verified)
+    const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
+    return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
   }
 
-  async function dispatch(
-    request: Request,
-    url: URL,
-    requestId: string,
-    address: ClientAddress,
-    credentials: Credentials,
-    /** The Bearer token, or `session:<id>` for a console session: what live streams are counted by. */
-    token: string | null,
-  ): Promise<Response> {
-    const { verified } = credentials
-    const consoleSessionId = credentials.session?.id ?? null
-    // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
-    return withIdempotencyKey(deps, { request, url, requestId }, { leaseMs: env.WORKER_LEASE_MS }, async (request) => {
-      if (url.pathname === '/graphql') {
-        let bounded: Request
-        try {
-          bounded = await readGraphqlRequest(request, url, env.BODY_LIMIT_BYTES)
-        } catch (error) {
-          if (error instanceof AppError) return graphqlRefusal(error)
-          throw error
-        }
-        graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
-        // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
-        if (!request.headers.get('accept')?.includes('text/event-stream')) {
-          const answer = await yoga.fetch(bounded)
-          // A GET with no credentials can only read public data: shared caches may keep its answer.
-          return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
-        }
-        const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
-        const admission = live.admit(keyDigest, address.address)
-        if (!admission.ok) {
-          // The contract's 429 and 503 carry Retry-After; a slot frees whenever a stream closes.
-          const refusal = graphqlRefusal(new AppError(admission.code, admission.message))
-          refusal.headers.set('Retry-After', '1')
-          return refusal
-        }
-        let response: Response
-        try {
-          response = await yoga.fetch(bounded)
-        } catch (error) {
-          admission.release()
-          throw error
-        }
-        if (!response.headers.get('content-type')?.includes('text/event-stream')) {
-          admission.release()
-          return response
-        }
-        return live.track(response, admission.release, (close) => hold(credentials, close))
-      }
-      if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
-      const context = createContext(deps, request, requestId, verified)
-      const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
-      return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
-    })
-  }
+  const unavailableAt = (door: Door) => unavailable(door.url, door.requestId)
+  /**
+   * The door, in order (STYLE.md 13; docs/architecture.md "The door"). The WebSocket door runs the
+   * same client-address, credentials and budget stages per operation (src/graphql/websocket.ts).
+   */
+  const handle = pipeline(
+    [
+      observeStage({ logger, metrics }),
+      clientAddressStage(env.TRUST_PROXY),
+      openRoutesStage({
+        ready,
+        metrics: env.METRICS_ENABLED ? scrapeMetrics : null,
+        pages: web,
+        isConsolePath,
+        console: consolePages,
+      }),
+      corsStage(cors),
+      breakerStage(breaker, unavailableAt),
+      credentialsStage(credentialsOfStage, consoleGate, unavailableAt),
+      budgetStage(budget, (door, message, wait) => rateLimited(message, wait, door.url, door.requestId)),
+      idempotencyStage(deps),
+    ],
+    route,
+  )
 
   /**
    * The credentials stage of a WebSocket's connection_init: a Bearer key, or the console's session
@@ -379,33 +346,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         admit: (key, address) => live.admit(key, address),
         hold,
       }),
-    async fetch(request, server) {
-      const started = performance.now()
-      const incoming = request.headers.get('x-request-id')
-      const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID()
-      const url = new URL(request.url)
-      let response: Response
-      try {
-        response = await route(request, url, requestId, server)
-      } catch (error) {
-        // A client that hangs up mid-request (its body stream aborts) is not a fault of ours:
-        // logged at info, and counted as the client's 400, not as a 500.
-        if (request.signal.aborted) {
-          logger.info({ requestId, reason: String(error) }, 'client went away')
-          response = errorResponse(new AppError('BAD_REQUEST', 'The client closed the request before it was read'), 'messaging', requestId)
-        } else {
-          logger.error({ err: error, requestId }, 'unhandled error')
-          response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
-        }
-      }
-      response.headers.set('X-Request-Id', requestId)
-      if (url.pathname === '/graphql' && request.method !== 'OPTIONS') cors.apply(request, response)
-      metrics.observeRequest(request.method, url.pathname, response.status, (performance.now() - started) / 1000)
-      logger.info(
-        { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started) },
-        'request',
-      )
-      return response
+    fetch(request, server) {
+      return handle({ request, url: new URL(request.url), server, requestId: '', address: NO_ADDRESS, credentials: NO_CREDENTIALS })
     },
   }
 }
