@@ -51,8 +51,6 @@ export interface CredentialWatchOptions {
   pollMs?: number
 }
 
-export type CredentialWatch = ReturnType<typeof createCredentialWatch>
-
 /** setTimeout's largest delay (about 24.8 days); a later end is re-armed when it fires. */
 const MAX_DELAY_MS = 2 ** 31 - 1
 
