@@ -1,18 +1,16 @@
-import { randomUUID, createHash } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import { createYoga, maskError as defaultMaskError, type Plugin } from 'graphql-yoga'
 import { GraphQLError } from 'graphql'
 import type { Deps } from './deps.js'
-import { AppError, databaseFault, knownAppError } from './core/errors.js'
+import { AppError, knownAppError } from './core/errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
 import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
-import { createRestRouter, errorResponse, json } from '../rest-compat/router.js'
+import { createRestRouter, errorResponse } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
-import { clientKey, createRateLimiter } from './http/rate-limit.js'
-import { apiKeyPrefix, bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
+import { bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
 import { etagMatches, Microcache } from './http/microcache.js'
-import { withIdempotencyKey } from './idempotency/with-idempotency-key.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 import { createMetrics, type Metrics } from './metrics/create-metrics.js'
@@ -29,14 +27,24 @@ import { compiledExecutionPlugin } from './graphql/plugins/compiled-execution.js
 import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin } from './graphql/plugins/persisted-documents.js'
 import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
-import { consoleSessionOf, sessionGate, type ConsoleSession } from './console/sessions.js'
+import { sessionGate } from './console/sessions.js'
+import { clientAddressOf } from './door/client-address.js'
+import { createCredentialsStage, type Credentials } from './door/credentials.js'
+import { createBudget } from './door/budget.js'
+import { NO_ADDRESS, NO_CREDENTIALS, pipeline, type Door } from './door/pipeline.js'
+import { observeStage } from './door/stages/observe.js'
+import { clientAddressStage } from './door/stages/client-address.js'
+import { openRoutesStage } from './door/stages/open-routes.js'
+import { corsStage } from './door/stages/cors.js'
+import { breakerStage } from './door/stages/breaker.js'
+import { credentialsStage } from './door/stages/credentials.js'
+import { budgetStage } from './door/stages/budget.js'
+import { idempotencyStage } from './door/stages/idempotency.js'
+import { createCredentialWatch } from './auth/credential-watch.js'
 import { documentText } from './graphql/typed-documents.js'
 import { AnswerResponse } from './http/answer-response.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
-
-/** Load balancers probe with a short timeout of their own; answer well within it. */
-const READY_TIMEOUT_MS = 900
 
 export interface AppOptions {
   deps: Deps
@@ -170,41 +178,26 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
   const web = createWebRoutes(restRoutes)
   const consolePages = createConsoleRoutes(deps)
   const consoleGate = sessionGate(env.PUBLIC_BASE_URL)
-  const limiter = createRateLimiter({ perSecond: env.RATE_LIMIT_PER_SECOND, burst: env.RATE_LIMIT_BURST })
+  const budget = createBudget(env)
+  const credentialsOfStage = createCredentialsStage(deps)
+  const credentialsOf = credentialsOfStage.credentials
+  // Live connections end with their credential, on every instance (src/auth/credential-watch.ts).
+  const watch = createCredentialWatch({ db: deps.db, events: deps.events, clock: deps.clock, changes: deps.commitProbe })
+  const hold = (credentials: Credentials, onEnd: () => void) => {
+    const account = credentials.account
+    if (!account) return () => {}
+    const session = credentials.session
+    return watch.hold(
+      { accountId: account.id, keyId: session ? null : account.keyId, sessionId: session?.id ?? null, expiresAt: session?.expiresAt },
+      onEnd,
+    )
+  }
   const live = createLiveStreams({
     perKey: env.SUBSCRIPTIONS_PER_KEY,
     perAddress: env.SUBSCRIPTIONS_PER_IP,
     keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS,
   })
   const cors = createCorsPolicy({ origins: env.CORS_ORIGINS, publicBaseUrl: env.PUBLIC_BASE_URL })
-  const anonymousLimiter = createRateLimiter({ perSecond: env.RATE_LIMIT_ANONYMOUS_PER_SECOND, burst: env.RATE_LIMIT_ANONYMOUS_BURST })
-
-  /** The client's address: the peer of the socket, or behind a trusted proxy the hop it saw last. */
-  function addressOf(forwardedFor: string | null | undefined, peer: string | undefined): string | undefined {
-    if (env.TRUST_PROXY) {
-      const last = forwardedFor?.split(',').at(-1)?.trim()
-      if (last) return last
-    }
-    return peer
-  }
-  const clientAddress = (request: Request, server?: ServerContext) =>
-    addressOf(
-      request.headers.get('x-forwarded-for'),
-      (server as { req?: { socket?: { remoteAddress?: string } } } | undefined)?.req?.socket?.remoteAddress,
-    )
-
-  /**
-   * The account of `token` when it is a live API key, else null; malformed tokens need no lookup.
-   * The request's context reuses the answer (so the key is looked up once, also with the key cache
-   * off). A database fault rejects: it is not the token's fault, and the request answers it (503).
-   */
-  function verifyKey(token: string): Promise<AuthenticatedAccount | null> {
-    if (!apiKeyPrefix(token)) return Promise.resolve(null)
-    return deps.apiKeyCache.authenticate(token).catch((error) => {
-      if (error instanceof AppError && error.code === 'UNAUTHENTICATED') return null
-      throw error
-    })
-  }
 
   /**
    * An anonymous GET query's answer, without errors, is public (account fields would have failed):
@@ -223,11 +216,6 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     return new AnswerResponse(text, { status: 200, headers })
   }
 
-  function withHeaders(response: Response, headers: Record<string, string> | null): Response {
-    if (headers) for (const [name, value] of Object.entries(headers)) response.headers.set(name, value)
-    return response
-  }
-
   function unavailable(url: URL, requestId: string): Response {
     const error = new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly')
     if (url.pathname === '/graphql') {
@@ -244,147 +232,100 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     return errorResponse(new AppError('RATE_LIMITED', message), api, requestId, { 'Retry-After': String(wait) })
   }
 
-  async function route(request: Request, url: URL, requestId: string, server?: ServerContext): Promise<Response> {
-    if (url.pathname === '/healthz') return json({ status: 'ok' }, 200)
-    if (url.pathname === '/metrics' && env.METRICS_ENABLED) return scrapeMetrics(request, requestId)
-    if (url.pathname === '/readyz') {
-      // A hung database must not hang the probe: not ready after READY_TIMEOUT_MS.
-      const ok = await Promise.race([ready().catch(() => false), new Promise<false>((r) => setTimeout(r, READY_TIMEOUT_MS, false).unref())])
-      return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
-    }
-    const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
-    if (page) return page
-    if (isConsolePath(url.pathname)) return consolePages(request, url, clientAddress(request, server)) // src/console/
-    // The database is known to be unreachable: answer now rather than wait for a statement timeout.
-    if (breaker?.open) return unavailable(url, requestId)
-    if (url.pathname === '/graphql' && request.method === 'OPTIONS') return cors.preflight(request)
-    const token = bearerToken(request.headers.get('authorization'))
-    // A real key (and the carrier connector's token) has a budget of its own. Anything else spends its client address's budget: no
-    // token, and a token that is not a key (malformed, unknown, revoked), so random tokens cannot
-    // each bring a fresh budget. A key not verified lately is verified here (the lookup the request
-    // makes anyway; its answer stays in the key cache). In-process callers (tests, tools) pass no
-    // server context and have no address: without a key they are not limited.
-    const address = clientAddress(request, server)
-    const addressKey = address && clientKey(address)
-    // The account console's session (its cookie and CSRF token): looked up here, budgeted like a key.
-    const sessionCookie =
-      !token && url.pathname === '/graphql'
-        ? consoleGate.tokenOf({
-            cookieHeader: request.headers.get('cookie'),
-            csrfToken: request.headers.get('x-csrf-token'),
-            origin: request.headers.get('origin'),
-            requestOrigins: [url.origin],
-            originRequired: false,
-            fetchSite: request.headers.get('sec-fetch-site'),
-          })
-        : null
-    let session: ConsoleSession | null = null
-    if (sessionCookie) {
+  /**
+   * The end of the door: /graphql (Yoga; Server-Sent Events counted by the subscription caps) and
+   * the REST routes. The stages before it have found the client, its credentials and its budget.
+   */
+  async function route(door: Door): Promise<Response> {
+    const { request, url, requestId, credentials } = door
+    const { verified, session } = credentials
+    // What live streams are counted by: the Bearer token, or `session:<id>` for a console session.
+    const token = session ? `session:${session.id}` : credentials.token
+    const consoleSessionId = session?.id ?? null
+    if (url.pathname === '/graphql') {
+      let bounded: Request
       try {
-        session = await consoleSessionOf(deps, sessionCookie)
+        bounded = await readGraphqlRequest(request, url, env.BODY_LIMIT_BYTES)
       } catch (error) {
-        if (databaseFault(error)) return unavailable(url, requestId)
+        if (error instanceof AppError) return graphqlRefusal(error)
         throw error
       }
-    }
-    const verified = session
-      ? Promise.resolve(session.account)
-      : token && addressKey && token !== env.CARRIER_CONNECTOR_TOKEN
-        ? verifyKey(token)
-        : undefined
-    // A database fault during the check: treat it as a key; the request itself will answer 503.
-    const account = verified && (await verified.catch(() => undefined))
-    const realKey = token ? (verified ? account !== null : true) : false
-    let limitHeaders: Record<string, string> | null = null
-    if (session) {
-      const bucket = `session:${session.id}`
-      const wait = limiter.take(bucket)
-      limitHeaders = limiter.headers(bucket, 'key')
-      if (wait > 0) return withHeaders(rateLimited('Too many requests for this console session', wait, url, requestId), limitHeaders)
-    } else if (!realKey) {
-      const wait = addressKey ? anonymousLimiter.take(addressKey) : 0
-      limitHeaders = addressKey ? anonymousLimiter.headers(addressKey, 'address') : null
-      if (wait > 0) return withHeaders(rateLimited('Too many requests from this address', wait, url, requestId), limitHeaders)
-    } else {
-      // Keyed on the key's id; on a digest of the token when it was not looked up (the carrier
-      // connector's token, or a database fault during the check).
-      const bucket = account ? `key:${account.keyId}` : createHash('sha256').update(token!).digest('base64')
-      const wait = limiter.take(bucket)
-      limitHeaders = limiter.headers(bucket, 'key')
-      if (wait > 0) return withHeaders(rateLimited('Too many requests for this API key', wait, url, requestId), limitHeaders)
-    }
-    return withHeaders(
-      await dispatch(request, url, requestId, server, session ? `session:${session.id}` : token, verified, session?.id ?? null),
-      limitHeaders,
-    )
-  }
-
-  async function dispatch(
-    request: Request,
-    url: URL,
-    requestId: string,
-    server: ServerContext | undefined,
-    /** The Bearer token, or `session:<id>` for a console session: what live streams are counted by. */
-    token: string | null,
-    verified: Promise<AuthenticatedAccount | null> | undefined,
-    consoleSessionId: string | null,
-  ): Promise<Response> {
-    // Idempotency-Key: replays, refusals and kept answers around both dispatches (src/idempotency).
-    return withIdempotencyKey(deps, { request, url, requestId }, { leaseMs: env.WORKER_LEASE_MS }, async (request) => {
-      if (url.pathname === '/graphql') {
-        let bounded: Request
-        try {
-          bounded = await readGraphqlRequest(request, url, env.BODY_LIMIT_BYTES)
-        } catch (error) {
-          if (error instanceof AppError) return graphqlRefusal(error)
-          throw error
-        }
-        graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
-        // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
-        if (!request.headers.get('accept')?.includes('text/event-stream')) {
-          const answer = await yoga.fetch(bounded)
-          // A GET with no credentials can only read public data: shared caches may keep its answer.
-          return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
-        }
-        const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
-        const admission = live.admit(keyDigest, clientAddress(request, server) ?? null)
-        if (!admission.ok) {
-          // The contract's 429 and 503 carry Retry-After; a slot frees whenever a stream closes.
-          const refusal = graphqlRefusal(new AppError(admission.code, admission.message))
-          refusal.headers.set('Retry-After', '1')
-          return refusal
-        }
-        let response: Response
-        try {
-          response = await yoga.fetch(bounded)
-        } catch (error) {
-          admission.release()
-          throw error
-        }
-        if (!response.headers.get('content-type')?.includes('text/event-stream')) {
-          admission.release()
-          return response
-        }
-        return live.track(response, admission.release)
+      graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
+      // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
+      if (!request.headers.get('accept')?.includes('text/event-stream')) {
+        const answer = await yoga.fetch(bounded)
+        // A GET with no credentials can only read public data: shared caches may keep its answer.
+        return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer
       }
-      if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
-      const context = createContext(deps, request, requestId, verified)
-      const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
-      return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
-    })
+      const keyDigest = token ? createHash('sha256').update(token).digest('base64') : null
+      const admission = live.admit(keyDigest, door.address.address)
+      if (!admission.ok) {
+        // The contract's 429 and 503 carry Retry-After; a slot frees whenever a stream closes.
+        const refusal = graphqlRefusal(new AppError(admission.code, admission.message))
+        refusal.headers.set('Retry-After', '1')
+        return refusal
+      }
+      let response: Response
+      try {
+        response = await yoga.fetch(bounded)
+      } catch (error) {
+        admission.release()
+        throw error
+      }
+      if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+        admission.release()
+        return response
+      }
+      return live.track(response, admission.release, (close) => hold(credentials, close))
+    }
+    if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
+    const context = createContext(deps, request, requestId, verified)
+    const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
+    return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
   }
 
-  /** The console session of a WebSocket upgrade: its cookie, an Origin of the service's own, and the session's CSRF token from connection_init. */
-  async function upgradeSession(request: IncomingMessage, csrfToken: string | null): Promise<ConsoleSession | null> {
+  const unavailableAt = (door: Door) => unavailable(door.url, door.requestId)
+  /**
+   * The door, in order (STYLE.md 13; docs/architecture.md "The door"). The WebSocket door runs the
+   * same client-address, credentials and budget stages per operation (src/graphql/websocket.ts).
+   */
+  const handle = pipeline(
+    [
+      observeStage({ logger, metrics }),
+      clientAddressStage(env.TRUST_PROXY),
+      openRoutesStage({
+        ready,
+        metrics: env.METRICS_ENABLED ? scrapeMetrics : null,
+        pages: web,
+        isConsolePath,
+        console: consolePages,
+      }),
+      corsStage(cors),
+      breakerStage(breaker, unavailableAt),
+      credentialsStage(credentialsOfStage, consoleGate, unavailableAt),
+      budgetStage(budget, (door, message, wait) => rateLimited(message, wait, door.url, door.requestId)),
+      idempotencyStage(deps),
+    ],
+    route,
+  )
+
+  /**
+   * The credentials stage of a WebSocket's connection_init: a Bearer key, or the console's session
+   * (its cookie, an Origin of the service's own, and the session's CSRF token from the payload).
+   */
+  function upgradeCredentials(request: IncomingMessage, authorization: string | null, csrfToken: string | null) {
     const host = request.headers.host
-    const token = consoleGate.tokenOf({
-      cookieHeader: request.headers.cookie ?? null,
-      csrfToken,
-      origin: request.headers.origin ?? null,
-      requestOrigins: [`http://${host}`, `https://${host}`],
-      originRequired: true,
-    })
-    return token ? consoleSessionOf(deps, token) : null
+    const sessionToken =
+      authorization === null && csrfToken !== null
+        ? consoleGate.tokenOf({
+            cookieHeader: request.headers.cookie ?? null,
+            csrfToken,
+            origin: request.headers.origin ?? null,
+            requestOrigins: [`http://${host}`, `https://${host}`],
+            originRequired: true,
+          })
+        : null
+    return credentialsOf(authorization === null ? null : bearerToken(authorization), sessionToken, true)
   }
 
   return {
@@ -396,39 +337,17 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         logger,
         maxPayload: env.BODY_LIMIT_BYTES,
         keepAliveMs: env.SUBSCRIPTION_KEEPALIVE_MS,
-        verifyKey,
+        clientAddress: (request) =>
+          clientAddressOf(env.TRUST_PROXY, [request.headers['x-forwarded-for'] ?? []].flat().join(','), request.socket.remoteAddress),
+        credentials: upgradeCredentials,
+        recheck: (c) => credentialsOf(c.token, c.sessionToken, true),
+        spend: (c, address) => budget.spend(c, address.key),
         resolveDocument,
-        consoleSession: upgradeSession,
         admit: (key, address) => live.admit(key, address),
-        clientAddress: (request) => addressOf([request.headers['x-forwarded-for'] ?? []].flat().join(','), request.socket.remoteAddress),
+        hold,
       }),
-    async fetch(request, server) {
-      const started = performance.now()
-      const incoming = request.headers.get('x-request-id')
-      const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID()
-      const url = new URL(request.url)
-      let response: Response
-      try {
-        response = await route(request, url, requestId, server)
-      } catch (error) {
-        // A client that hangs up mid-request (its body stream aborts) is not a fault of ours:
-        // logged at info, and counted as the client's 400, not as a 500.
-        if (request.signal.aborted) {
-          logger.info({ requestId, reason: String(error) }, 'client went away')
-          response = errorResponse(new AppError('BAD_REQUEST', 'The client closed the request before it was read'), 'messaging', requestId)
-        } else {
-          logger.error({ err: error, requestId }, 'unhandled error')
-          response = errorResponse(new AppError('INTERNAL', 'Internal server error'), 'messaging', requestId)
-        }
-      }
-      response.headers.set('X-Request-Id', requestId)
-      if (url.pathname === '/graphql' && request.method !== 'OPTIONS') cors.apply(request, response)
-      metrics.observeRequest(request.method, url.pathname, response.status, (performance.now() - started) / 1000)
-      logger.info(
-        { requestId, method: request.method, path: url.pathname, status: response.status, ms: Math.round(performance.now() - started) },
-        'request',
-      )
-      return response
+    fetch(request, server) {
+      return handle({ request, url: new URL(request.url), server, requestId: '', address: NO_ADDRESS, credentials: NO_CREDENTIALS })
     },
   }
 }

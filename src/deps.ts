@@ -26,6 +26,8 @@ export interface Deps {
   events: EventBus
   /** Verified API keys remembered for API_KEY_CACHE_MS; revocations arrive through `events`. */
   apiKeyCache: ApiKeyCache
+  /** SQLite: true when another process committed since the last call (Database.commitProbe; the credential watch's). */
+  commitProbe?: () => boolean
   /** Hot raw reads without Prisma's runtime (Database.directRead). */
   directRead?: DirectRead
   /** Raw statements in one transaction without Prisma's runtime (Database.directTransaction). */
@@ -46,7 +48,8 @@ export const DEFAULT_API_KEY_CACHE_MS = { postgresql: 30_000, sqlite: 30_000 } a
  * connection without knowing about it. An overridden bus belongs to the caller.
  */
 export function createDeps(
-  database: Pick<Database, 'prisma' | 'kind' | 'revocationProbe' | 'directRead'> & Partial<Pick<Database, 'close' | 'directTransaction'>>,
+  database: Pick<Database, 'prisma' | 'kind' | 'revocationProbe' | 'directRead'> &
+    Partial<Pick<Database, 'close' | 'directTransaction' | 'commitProbe'>>,
   env: Env,
   overrides: Partial<Omit<Deps, 'db' | 'dbKind' | 'env'>> = {},
 ): Deps {
@@ -79,6 +82,7 @@ export function createDeps(
         ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind],
         revocations: database.revocationProbe,
       }),
+    commitProbe: database.commitProbe,
     directRead: database.directRead,
     directTransaction: database.directTransaction ?? prismaTransaction(database.prisma, database.kind),
   }

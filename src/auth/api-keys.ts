@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Prisma } from '../generated/sqlite/client.js'
 import type { Db, DirectRead } from '../db/client.js'
+import type { DatabaseKind } from '../db/connection-url.js'
 import { readDirect } from '../db/read-direct.js'
 import type { Clock } from '../core/clock.js'
 import { AppError, notFound, validationError } from '../core/errors.js'
@@ -37,12 +38,36 @@ export function keyLabel(raw: string): string {
   return label
 }
 
-export async function createApiKey({ db }: { db: Db }, accountId: string, label: string | null = null): Promise<IssuedKey> {
-  const account = await db.account.findUnique({ where: { id: accountId }, select: { id: true } })
-  if (!account) throw notFound('Account')
+/** The refusal past API_KEYS_PER_ACCOUNT: nothing is created; revoking a key makes room. */
+export const tooManyKeys = (max: number) =>
+  new AppError('CONFLICT', `The account already has ${max} live API keys, the most it may hold; revoke one before creating another`)
+
+/**
+ * Issues a key. With `maxLiveKeys` (API_KEYS_PER_ACCOUNT: the API's and the CLI's apikey:create),
+ * an account holding that many unrevoked keys gets CONFLICT and nothing changes: the count and the
+ * insert run in one transaction, and on PostgreSQL the account's row is locked first, so two
+ * concurrent creations cannot both take the last place.
+ */
+export async function createApiKey(
+  { db, dbKind }: { db: Db; dbKind?: DatabaseKind },
+  accountId: string,
+  label: string | null = null,
+  maxLiveKeys?: number,
+): Promise<IssuedKey> {
   const prefix = `gk_${randomBytes(6).toString('hex')}`
   const apiKey = `${prefix}_${randomBytes(32).toString('base64url')}`
-  const row = await db.apiKey.create({ data: { accountId, prefix, label, hash: sha256(apiKey).toString('hex') } })
+  const row = await db.$transaction(async (tx) => {
+    if (dbKind === 'postgresql') {
+      const locked = await tx.$queryRaw<unknown[]>`SELECT 1 FROM "Account" WHERE "id" = ${accountId} FOR UPDATE`
+      if (locked.length === 0) throw notFound('Account')
+    } else {
+      const account = await tx.account.findUnique({ where: { id: accountId }, select: { id: true } })
+      if (!account) throw notFound('Account')
+    }
+    if (maxLiveKeys !== undefined && (await tx.apiKey.count({ where: { accountId, revokedAt: null } })) >= maxLiveKeys)
+      throw tooManyKeys(maxLiveKeys)
+    return tx.apiKey.create({ data: { accountId, prefix, label, hash: sha256(apiKey).toString('hex') } })
+  })
   return { id: row.id, prefix, apiKey }
 }
 

@@ -51,7 +51,7 @@ export const commands: Record<string, Command> = {
     usage: 'apikey:create --account <uuid>',
     options: { account: 'the account uuid' },
     async run(deps, flags) {
-      const key = await createApiKey(deps, required(flags, 'account'))
+      const key = await createApiKey(deps, required(flags, 'account'), null, deps.env.API_KEYS_PER_ACCOUNT)
       return { id: key.id, prefix: key.prefix, apiKey: key.apiKey }
     },
   },

@@ -5,6 +5,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import { AppError, notFound } from '../core/errors.js'
 import { sha256, type AuthenticatedAccount } from '../auth/api-keys.js'
+import { CONSOLE_SESSIONS_ENDED, type ConsoleSessionsEnded } from '../auth/credential-watch.js'
 
 /** A sign-in link works once, within this time. */
 export const LINK_TTL_MS = 15 * 60_000
@@ -84,6 +85,8 @@ export async function redeemConsoleLink({ db, clock }: Pick<Deps, 'db' | 'clock'
 export interface ConsoleSession {
   id: string
   account: AuthenticatedAccount
+  /** When it ends by itself: live connections opened with it end then too (src/auth/credential-watch.ts). */
+  expiresAt: Date
 }
 
 /** The live session of a cookie's token, with its account; null when unknown, expired or signed out. */
@@ -95,15 +98,23 @@ export async function consoleSessionOf({ db, clock }: Pick<Deps, 'db' | 'clock'>
   })
   if (!session || session.revokedAt || session.expiresAt <= clock.now()) return null
   // keyId is empty: a session is no API key (rate limits and logs key it by the session id).
-  return { id: session.id, account: { ...session.account, keyId: '' } }
+  return { id: session.id, account: { ...session.account, keyId: '' }, expiresAt: session.expiresAt }
 }
 
-/** Signs out one session, or every session of the account (`sessionId` null). Returns how many ended. */
-export async function endConsoleSessions({ db, clock }: Pick<Deps, 'db' | 'clock'>, accountId: string, sessionId: string | null) {
+/**
+ * Signs out one session, or every session of the account (`sessionId` null). Returns how many ended.
+ * Then every instance is told, so the sessions' open WebSockets and SSE streams end as well.
+ */
+export async function endConsoleSessions(
+  { db, clock, events }: Pick<Deps, 'db' | 'clock' | 'events'>,
+  accountId: string,
+  sessionId: string | null,
+) {
   const { count } = await db.consoleSession.updateMany({
     where: { accountId, revokedAt: null, ...(sessionId ? { id: sessionId } : {}) },
     data: { revokedAt: clock.now() },
   })
+  if (count > 0) await events.publish(CONSOLE_SESSIONS_ENDED, { accountId, sessionId } satisfies ConsoleSessionsEnded)
   return count
 }
 

@@ -46,6 +46,8 @@ const schema = z.object({
    * off on SQLite (the CLI is another process there and cannot tell the server of a revocation).
    */
   API_KEY_CACHE_MS: z.coerce.number().int().min(0).optional(),
+  /** Live (unrevoked) API keys one account may hold at once; creating one more is refused (CONFLICT). */
+  API_KEYS_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(20),
   /** Run the cron loop (webhook dispatch, gateway events) in this process. */
   WORKER_ENABLED: bool.default(true),
   /**

@@ -4,7 +4,7 @@ import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/c
 import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
-import { CachingPrismaBetterSQLite3, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
+import { CachingPrismaBetterSQLite3, commitProbe, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
 import { tracingEnabled } from '../core/tracing.js'
 import { DatabaseConnectionError, isDatabaseUnavailable } from '../core/database-faults.js'
 import { parseEnv, type Env } from '../core/env.js'
@@ -27,6 +27,8 @@ export interface Database {
    * microseconds; see revocationProbe). PostgreSQL tells every instance through LISTEN/NOTIFY instead.
    */
   revocationProbe?: () => boolean
+  /** SQLite: true when another process committed since the last call (the credential watch's; see commitProbe). */
+  commitProbe?: () => boolean
   /**
    * One raw statement outside a transaction without Prisma's runtime (`directReadOf`): SQLite on
    * Prisma's connection, PostgreSQL on its pool. Reads, and single self-contained writes such as
@@ -264,6 +266,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const transactionOptions = { timeout: timeouts.transactionMs, maxWait: timeouts.connectMs }
   let prisma: Db
   let probe: (() => boolean) | undefined
+  let commits: (() => boolean) | undefined
   let directRead: DirectRead | undefined
   let directTransaction: DirectTransaction
   // Prisma's $disconnect leaves a pg.Pool handed to its adapter open: its idle connections kept a
@@ -277,6 +280,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     // half of better-sqlite3's 16 (docs/operations.md, "Memory").
     const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs }, cacheMib)
     probe = revocationProbe(adapter)
+    commits = commitProbe(adapter)
     directRead = directReadOf('sqlite', ({ sql, values }) => sqliteRows(adapter, sql, values), options)
     prisma = new SqliteClient({ adapter, log, transactionOptions })
     const db = prisma
@@ -364,6 +368,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       await endPool()
     },
     revocationProbe: probe,
+    commitProbe: commits,
     directRead,
     directTransaction,
   }

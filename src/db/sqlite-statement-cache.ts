@@ -75,6 +75,25 @@ export function revocationProbe(adapter: CachingPrismaBetterSQLite3): () => bool
 }
 
 /**
+ * Whether another connection (another process) committed since the last call: `PRAGMA data_version`
+ * alone, for the credential watch (src/auth/credential-watch.ts), which then looks its few held
+ * credentials up again. Its own state, apart from revocationProbe's, so neither swallows the other's change.
+ */
+export function commitProbe(adapter: CachingPrismaBetterSQLite3): () => boolean {
+  let client: BetterSqlite3.Database | null = null
+  let version = -1
+  return () => {
+    const db = adapter.client
+    if (!db) return false
+    const [[current]] = db.prepare('PRAGMA data_version').bind([]).raw().all() as [[number]]
+    if (db === client && current === version) return false
+    client = db
+    version = current
+    return true
+  }
+}
+
+/**
  * A statement's rows as objects, run on Prisma's own connection with its cached prepared statements
  * (the same connection, so the same snapshot rules as a `$queryRaw`), without Prisma's client
  * runtime: client.ts `directReadOf` and `directTransactionOf` use it (the contact list and writes,

@@ -9,10 +9,10 @@ import { WebSocketServer, type WebSocket } from 'ws'
 import { useServer } from 'graphql-ws/use/ws'
 import type { YogaServerInstance } from 'graphql-yoga'
 import type { Logger } from 'pino'
-import type { AuthenticatedAccount } from '../auth/api-keys.js'
-import { bearerToken } from '../auth/api-keys.js'
 import type { Admission } from '../live/live-streams.js'
-import type { ConsoleSession } from '../console/sessions.js'
+import type { ClientAddress } from '../door/client-address.js'
+import type { Credentials } from '../door/credentials.js'
+import type { Spent } from '../door/budget.js'
 
 export interface WebSocketDeps {
   yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>>
@@ -21,30 +21,44 @@ export interface WebSocketDeps {
   maxPayload: number
   /** Ping every this many ms; a socket that has not answered the previous ping is cut. */
   keepAliveMs: number
-  /** An API key's account (null: not a live key); rejects on a database fault. */
-  verifyKey(token: string): Promise<AuthenticatedAccount | null>
-  /** The console session of an upgrade request's cookie, when its origin is the service's own and the CSRF token matches. */
-  consoleSession(request: IncomingMessage, csrfToken: string | null): Promise<ConsoleSession | null>
+  /** The client-address stage, as the HTTP door runs it (TRUST_PROXY, IPv6 per /64). */
+  clientAddress(request: IncomingMessage): ClientAddress
+  /**
+   * The credentials stage: a Bearer key's (`authorization`), or a console session's (the cookie,
+   * an Origin of the service's own, and the session's CSRF token from connection_init). Rejects
+   * on a database fault.
+   */
+  credentials(request: IncomingMessage, authorization: string | null, csrfToken: string | null): Promise<Credentials>
+  /** The credentials stage again, before each operation: the key or session may have ended since. */
+  recheck(credentials: Credentials): Promise<Credentials>
+  /** The budget stage: each operation (subscribe included) spends what an HTTP request spends. */
+  spend(credentials: Credentials, address: ClientAddress): Spent
   /** The document of a subscribe payload (persisted documents, trusted-only mode); throws the protocol's errors. */
   resolveDocument(params: { query?: unknown; extensions?: unknown }): unknown
   /** The subscription caps shared with Server-Sent Events. */
   admit(key: string | null, address: string | null): Admission
-  /** The client's address as the HTTP side sees it (TRUST_PROXY). */
-  clientAddress(request: IncomingMessage): string | undefined
+  /** Calls `onEnd` when the credential ends, on any instance; the returned function stops watching. */
+  hold(credentials: Credentials, onEnd: () => void): () => void
 }
 
-/** What connection_init established: who the socket is, for its whole life. */
+/** The close code for a socket whose credential was refused, or has ended (revoked, signed out, expired). */
+export const CREDENTIAL_ENDED = 4403
+
+/** What connection_init established: who the socket is, checked again before each operation. */
 interface Connection {
-  token: string | null
-  verified: Promise<AuthenticatedAccount | null> | undefined
-  consoleSessionId: string | null
+  credentials: Credentials
   /** Counted against the caps: the Bearer key's digest, or the session. */
   capKey: string | null
-  address: string | null
+  address: ClientAddress
   admissions: Map<string, () => void>
+  /** Set when the credential ended: operations still arriving are refused without a lookup. */
+  ended: boolean
+  unhold: () => void
 }
 
 const connections = new WeakMap<object, Connection>()
+
+const unauthenticated = () => new GraphQLError('The credential of this connection has ended', { extensions: { code: 'UNAUTHENTICATED' } })
 
 export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
   // Upgrades are taken here rather than by `new WebSocketServer({ server })`, which would re-emit
@@ -82,43 +96,72 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
       async onConnect(ctx) {
         const payload = ctx.connectionParams ?? {}
         const authorization = typeof payload.authorization === 'string' ? payload.authorization : null
-        const token = authorization === null ? null : bearerToken(authorization)
-        const address = deps.clientAddress(ctx.extra.request) ?? null
-        const connection: Connection = { token, verified: undefined, consoleSessionId: null, capKey: null, address, admissions: new Map() }
+        const csrfToken = typeof payload.csrfToken === 'string' ? payload.csrfToken : null
+        const address = deps.clientAddress(ctx.extra.request)
+        let credentials: Credentials
         try {
-          if (token) {
-            const account = await deps.verifyKey(token)
-            // An unknown or revoked key is refused outright: 4403.
-            if (!account) return false
-            connection.verified = Promise.resolve(account)
-            connection.capKey = createHash('sha256').update(token).digest('base64')
-          } else if (authorization !== null) {
-            return false
-          } else if (typeof payload.csrfToken === 'string') {
-            const session = await deps.consoleSession(ctx.extra.request, payload.csrfToken)
-            if (!session) return false
-            connection.verified = Promise.resolve(session.account)
-            connection.consoleSessionId = session.id
-            connection.capKey = `session:${session.id}`
-          }
+          credentials = await deps.credentials(ctx.extra.request, authorization, csrfToken)
         } catch (error) {
           deps.logger.warn({ err: error }, 'websocket connection refused: authentication failed')
           return false
         }
+        // An unknown or revoked key, a malformed header, or a session that is not one: refused outright (4403).
+        if (authorization !== null && (!credentials.token || !credentials.account)) return false
+        if (csrfToken !== null && authorization === null && !credentials.session) return false
+        const connection: Connection = {
+          credentials,
+          capKey: credentials.session
+            ? `session:${credentials.session.id}`
+            : credentials.token
+              ? createHash('sha256').update(credentials.token).digest('base64')
+              : null,
+          address,
+          admissions: new Map(),
+          ended: false,
+          unhold: () => {},
+        }
+        const socket = ctx.extra.socket
+        connection.unhold = deps.hold(credentials, () => {
+          connection.ended = true
+          socket.close(CREDENTIAL_ENDED, 'Forbidden: the credential has ended')
+        })
         connections.set(ctx, connection)
         return true
       },
       async onSubscribe(ctx, id, payload) {
         const connection = connections.get(ctx)!
+        // The same locks as an HTTP request, per operation: credentials, then budget.
+        if (connection.ended) return [unauthenticated()]
+        if (connection.credentials.token || connection.credentials.session) {
+          try {
+            connection.credentials = await deps.recheck(connection.credentials)
+          } catch {
+            return [new GraphQLError('The database is unavailable; try again shortly', { extensions: { code: 'SERVICE_UNAVAILABLE' } })]
+          }
+          if (!connection.credentials.account) {
+            // A database fault during the key's check is not the key's end.
+            const fault = await connection.credentials.verified?.then(
+              () => false,
+              () => true,
+            )
+            if (fault)
+              return [new GraphQLError('The database is unavailable; try again shortly', { extensions: { code: 'SERVICE_UNAVAILABLE' } })]
+            return [unauthenticated()]
+          }
+        }
+        const spent = deps.spend(connection.credentials, connection.address)
+        if (spent.wait > 0)
+          return [new GraphQLError(spent.message, { extensions: { code: 'RATE_LIMITED', retryAfterSeconds: spent.wait } })]
+        const { token, verified, session } = connection.credentials
         const request = new Request('http://websocket/graphql', {
           method: 'POST',
-          headers: connection.token ? { authorization: `Bearer ${connection.token}` } : {},
+          headers: token ? { authorization: `Bearer ${token}` } : {},
         })
         const { schema, execute, subscribe, contextFactory, parse, validate } = deps.yoga.getEnveloped({
           request,
           requestId: randomUUID(),
-          verified: connection.verified,
-          consoleSessionId: connection.consoleSessionId,
+          verified,
+          consoleSessionId: session?.id ?? null,
           params: payload,
         })
         let document
@@ -131,7 +174,7 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
         const errors = validate(schema, document)
         if (errors.length) return errors
         if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
-          const admission = deps.admit(connection.capKey, connection.address)
+          const admission = deps.admit(connection.capKey, connection.address.address)
           if (!admission.ok) return [new GraphQLError(admission.message, { extensions: { code: admission.code } })]
           connection.admissions.set(id, admission.release)
         }
@@ -152,6 +195,7 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
       onClose(ctx) {
         const connection = connections.get(ctx)
         if (!connection) return
+        connection.unhold()
         for (const release of connection.admissions.values()) release()
         connection.admissions.clear()
       },

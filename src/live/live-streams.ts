@@ -3,6 +3,8 @@
  * per client address, a keep-alive comment on idle streams, and `closeAll()` for shutdown, which
  * ends every stream so the HTTP drain does not wait its whole grace period for them.
  */
+import { clientKey } from '../http/rate-limit.js'
+
 export interface LiveStreamOptions {
   perKey: number
   perAddress: number
@@ -20,6 +22,7 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
   const open = new Set<() => void>()
   let closing = false
 
+  /** `address`: the client's address, counted as the rate limiter counts it (clientKey: IPv6 per /64). */
   function admit(key: string | null, address: string | null): Admission {
     if (closing)
       return {
@@ -29,7 +32,7 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
       }
     const slots = [
       key !== null ? { id: `k|${key}`, max: perKey, who: 'API key' } : null,
-      address ? { id: `a|${address}`, max: perAddress, who: 'address' } : null,
+      address ? { id: `a|${clientKey(address) ?? address}`, max: perAddress, who: 'address' } : null,
     ]
     for (const slot of slots) {
       if (slot && (counts.get(slot.id) ?? 0) >= slot.max) {
@@ -61,8 +64,10 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
    * Passes the SSE body through, adding a keep-alive comment whenever nothing was sent for
    * keepAliveMs (only between events: Yoga writes `event:` and `data:` as separate chunks).
    * The slot is released when the stream ends, is cancelled by the client, or is closed here.
+   * `watch` is handed the stream's close (its credential ended: src/auth/credential-watch.ts) and
+   * returns what stops watching when the stream ends otherwise.
    */
-  function track(response: Response, release: () => void): Response {
+  function track(response: Response, release: () => void, watch?: (close: () => void) => () => void): Response {
     const source = response.body
     if (!source) {
       release()
@@ -73,11 +78,13 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
     let atBoundary = true
     let finished = false
     let controllerRef: ReadableStreamDefaultController<Uint8Array>
+    let unwatch: (() => void) | undefined
     const finish = () => {
       if (finished) return
       finished = true
       clearInterval(timer)
       open.delete(closeNow)
+      unwatch?.()
       release()
     }
     const closeNow = () => {
@@ -97,6 +104,7 @@ export function createLiveStreams({ perKey, perAddress, keepAliveMs }: LiveStrea
       start(controller) {
         controllerRef = controller
         open.add(closeNow)
+        unwatch = watch?.(closeNow)
         timer = setInterval(() => {
           if (finished || !atBoundary || performance.now() - lastSent < keepAliveMs * 0.9) return
           lastSent = performance.now()

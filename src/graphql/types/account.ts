@@ -85,7 +85,8 @@ builder.mutationFields((t) => ({
     type: CreatedApiKey,
     description: 'Makes another API key for the account; the answer holds the whole key, shown this once.',
     args: { label: t.arg.string({ required: true, description: 'What to call it (1 to 100 characters), e.g. where it is used.' }) },
-    resolve: async (_root, { label }, ctx) => createApiKey(ctx.deps, (await ctx.account()).id, keyLabel(label)),
+    resolve: async (_root, { label }, ctx) =>
+      createApiKey(ctx.deps, (await ctx.account()).id, keyLabel(label), ctx.deps.env.API_KEYS_PER_ACCOUNT),
   }),
   revokeApiKey: t.prismaField({
     type: ApiKeyRef,
