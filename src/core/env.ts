@@ -59,6 +59,13 @@ const schema = z.object({
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** PostgreSQL: an idle pooled connection is closed after this long. */
   DB_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * The database's circuit breaker (src/db/breaker.ts): a `SELECT 1` this long after the previous
+   * probe ended. With DB_PROBE_TIMEOUT_MS it bounds how long a frozen database goes unnoticed.
+   */
+  DB_PROBE_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(250),
+  /** A probe not answered within this opens the breaker: waiting and new requests answer 503. */
+  DB_PROBE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   /** Default budget of one interactive transaction (bulk imports set their own, longer). */
   DB_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /**

@@ -35,7 +35,15 @@ export async function serveHttp(
   const deps = createDeps(database, env, { logger })
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
   const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
-  const breaker = createDatabaseBreaker({ probe: () => database.prisma.$queryRawUnsafe('SELECT 1'), logger })
+  const breaker = createDatabaseBreaker({
+    probe: database.probe,
+    logger,
+    intervalMs: env.DB_PROBE_INTERVAL_MS,
+    probeTimeoutMs: env.DB_PROBE_TIMEOUT_MS,
+    // Requests already waiting on a frozen database answer 503 now, not at their statement timeout.
+    onOpen: (why) => database.interrupt(why),
+    onClose: () => database.resume(),
+  })
   let app: ReturnType<typeof createApp>
   try {
     app = createApp({ deps, ready, metrics, breaker, plugins: tracing ? [tracing.graphqlPlugin as Plugin] : [] })
