@@ -401,6 +401,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         consoleSession: upgradeSession,
         admit: (key, address) => live.admit(key, address),
         clientAddress: (request) => addressOf([request.headers['x-forwarded-for'] ?? []].flat().join(','), request.socket.remoteAddress),
+        initTimeoutMs: env.WEBSOCKET_INIT_TIMEOUT_MS,
+        idleMs: env.WEBSOCKET_IDLE_TIMEOUT_MS,
       }),
     async fetch(request, server) {
       const started = performance.now()

@@ -93,6 +93,16 @@ const schema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
   /** Open sockets per instance; further connections are dropped at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1024),
+  /**
+   * Open sockets per client address (an IPv6 /64), HTTP and WebSocket together, per instance; more
+   * are dropped at once. Unset: an eighth of HTTP_MAX_CONNECTIONS (128). Not applied with
+   * TRUST_PROXY, where every socket is the proxy's (docs/security.md "Connections").
+   */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).optional(),
+  /** A WebSocket that has not sent connection_init within this is closed (4408). */
+  WEBSOCKET_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
+  /** A WebSocket with no operation running for this long (none started, or all ended) is closed (1000). */
+  WEBSOCKET_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /** Live subscriptions (SSE on /graphql) open at once per API key, per instance; more are RATE_LIMITED. */
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).default(20),
   /** Live subscriptions open at once per client address, per instance; more are RATE_LIMITED. */

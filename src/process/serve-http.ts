@@ -9,6 +9,7 @@ import { createDeps } from '../deps.js'
 import { startWorker } from './worker.js'
 import { createDatabaseBreaker } from '../db/breaker.js'
 import { createDrain, createListener, serverOptions } from './http-listener.js'
+import { connectionsPerAddress, shareConnections } from './connection-share.js'
 import { createMetrics } from '../metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
 import { RUN_WORKER_LOOP } from './cluster.js'
@@ -69,6 +70,7 @@ export async function serveHttp(
 
   const server = createServer(serverOptions(env))
   server.maxConnections = env.HTTP_MAX_CONNECTIONS
+  if (!env.TRUST_PROXY) shareConnections(server, connectionsPerAddress(env), logger)
   const drain = createDrain(server)
   server.on('request', createListener(app, deps, metrics, { workerId, drain }))
   // GraphQL over WebSocket shares the port: upgrades of /graphql (src/graphql/websocket.ts).
