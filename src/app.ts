@@ -345,6 +345,8 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         resolveDocument,
         admit: (key, address) => live.admit(key, address),
         hold,
+        initTimeoutMs: env.WEBSOCKET_INIT_TIMEOUT_MS,
+        idleMs: env.WEBSOCKET_IDLE_TIMEOUT_MS,
       }),
     fetch(request, server) {
       return handle({ request, url: new URL(request.url), server, requestId: '', address: NO_ADDRESS, credentials: NO_CREDENTIALS })

@@ -61,6 +61,13 @@ const schema = z.object({
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** PostgreSQL: an idle pooled connection is closed after this long. */
   DB_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * The database's circuit breaker (src/db/breaker.ts): a `SELECT 1` this long after the previous
+   * probe ended. With DB_PROBE_TIMEOUT_MS it bounds how long a frozen database goes unnoticed.
+   */
+  DB_PROBE_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(250),
+  /** A probe not answered within this opens the breaker: waiting and new requests answer 503. */
+  DB_PROBE_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(500),
   /** Default budget of one interactive transaction (bulk imports set their own, longer). */
   DB_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /**
@@ -88,6 +95,16 @@ const schema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(65_000),
   /** Open sockets per instance; further connections are dropped at once. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1024),
+  /**
+   * Open sockets per client address (an IPv6 /64), HTTP and WebSocket together, per instance; more
+   * are dropped at once. Unset: an eighth of HTTP_MAX_CONNECTIONS (128). Not applied with
+   * TRUST_PROXY, where every socket is the proxy's (docs/security.md "Connections").
+   */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).optional(),
+  /** A WebSocket that has not sent connection_init within this is closed (4408). */
+  WEBSOCKET_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).default(3000),
+  /** A WebSocket with no operation running for this long (none started, or all ended) is closed (1000). */
+  WEBSOCKET_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /** Live subscriptions (SSE on /graphql) open at once per API key, per instance; more are RATE_LIMITED. */
   SUBSCRIPTIONS_PER_KEY: z.coerce.number().int().min(1).default(20),
   /** Live subscriptions open at once per client address, per instance; more are RATE_LIMITED. */

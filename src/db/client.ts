@@ -8,6 +8,7 @@ import { CachingPrismaBetterSQLite3, commitProbe, revocationProbe, sqliteRows } 
 import { tracingEnabled } from '../core/tracing.js'
 import { DatabaseConnectionError, isDatabaseUnavailable } from '../core/database-faults.js'
 import { parseEnv, type Env } from '../core/env.js'
+import { makeInterruptible, probeConnection } from './interruptible-pool.js'
 
 /**
  * Both targets are generated from one datamodel, so their clients have the same API;
@@ -37,6 +38,18 @@ export interface Database {
   directRead?: DirectRead
   /** A transaction of raw statements without Prisma's runtime (`directTransactionOf`). */
   directTransaction: DirectTransaction
+  /**
+   * The circuit breaker's probe (src/db/breaker.ts): resolves when the database answers `SELECT 1`
+   * within `timeoutMs`. PostgreSQL: on a connection of its own, outside the pool.
+   */
+  probe(timeoutMs: number): Promise<void>
+  /**
+   * The breaker opened: every statement and connection wait on the database fails now, as a fault
+   * (503), and so does every new one until `resume` (PostgreSQL, src/db/interruptible-pool.ts).
+   * SQLite: nothing to interrupt; its one wait is the busy timeout.
+   */
+  interrupt(reason: string): void
+  resume(): void
 }
 
 /** Every wait on the database is bounded, so a stopped or frozen database answers 503, never hangs. */
@@ -272,6 +285,9 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   // Prisma's $disconnect leaves a pg.Pool handed to its adapter open: its idle connections kept a
   // finished CLI command alive for DB_IDLE_TIMEOUT_MS (10 s). Closing ends the pool too.
   let endPool = async () => {}
+  let probeDatabase: (timeoutMs: number) => Promise<void>
+  let interrupt: (reason: string) => void = () => {}
+  let resume = () => {}
   if (target.kind === 'sqlite') {
     const cacheMib = options.sqliteCacheMib ?? defaultEnv.SQLITE_CACHE_MIB
     if (!Number.isInteger(cacheMib) || cacheMib < 1) throw new Error(`sqliteCacheMib: a whole number of MiB, at least 1 (got ${cacheMib})`)
@@ -298,10 +314,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     directTransaction = directTransactionOf('sqlite', open, prismaTransaction(prisma, 'sqlite'), options)
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')
+    probeDatabase = async () => {
+      await db.$queryRawUnsafe('SELECT 1')
+    }
   } else {
-    const pool = new pg.Pool({
+    const session = {
       connectionString: target.connectionString,
-      max: options.poolSize ?? 10,
       // Raw statements (readiness, the webhook claim) resolve unqualified names in the same schema.
       // statement_timeout: the server cancels a runaway statement (57014) and frees its locks.
       // jit=off: every statement here is a short OLTP one, but a plan whose cost is high on paper (the
@@ -316,17 +334,30 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       // last page of a million took 5 ms instead of 0.5. Parallel workers would only take the other
       // requests' cores.
       options: `-c search_path="${target.schema!.replace(/"/g, '""')}" -c statement_timeout=${timeouts.statementMs} -c jit=off -c plan_cache_mode=force_custom_plan -c max_parallel_workers_per_gather=0`,
+      keepAlive: true,
+    }
+    const pool = new pg.Pool({
+      ...session,
+      max: options.poolSize ?? 10,
+      // One connection stays open through quiet minutes (the idle timeout closes only those above
+      // it), as the breaker's probe kept one open when it ran on the pool: the first request after
+      // a pause does not pay a new connection (docs/performance.md).
+      min: 1,
       // Covers both opening a connection and waiting for a free one in a full pool.
       connectionTimeoutMillis: timeouts.connectMs,
       // A frozen server never answers: the client stops waiting and the pool drops the connection.
       query_timeout: timeouts.statementMs + QUERY_TIMEOUT_MARGIN_MS,
       idleTimeoutMillis: timeouts.idleMs,
-      keepAlive: true,
     })
     // An idle connection that breaks (server restart) is dropped by the pool; without a listener
     // its 'error' event would crash the process.
     pool.on('error', () => {})
+    // Before anything holds the pool: its connect is wrapped (pool.query and the adapter use it).
+    ;({ interrupt, resume } = makeInterruptible(pool))
+    const prober = probeConnection(session)
+    probeDatabase = prober.probe
     endPool = async () => {
+      await prober.close()
       if (!pool.ended) await pool.end()
     }
     directRead = directReadOf(
@@ -371,5 +402,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     commitProbe: commits,
     directRead,
     directTransaction,
+    probe: probeDatabase,
+    interrupt,
+    resume,
   }
 }

@@ -39,6 +39,10 @@ export interface WebSocketDeps {
   admit(key: string | null, address: string | null): Admission
   /** Calls `onEnd` when the credential ends, on any instance; the returned function stops watching. */
   hold(credentials: Credentials, onEnd: () => void): () => void
+  /** WEBSOCKET_INIT_TIMEOUT_MS: a socket that has not sent connection_init by then is closed (4408). */
+  initTimeoutMs: number
+  /** WEBSOCKET_IDLE_TIMEOUT_MS: a socket with no operation running for this long is closed (1000). */
+  idleMs: number
 }
 
 /** The close code for a socket whose credential was refused, or has ended (revoked, signed out, expired). */
@@ -88,8 +92,26 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
   }, deps.keepAliveMs)
   heartbeat.unref()
 
+  // A socket holds one of its address's connections (src/process/connection-share.ts): one that
+  // runs nothing, never having subscribed or with every operation ended, gives it back after idleMs.
+  const lastStarted = new WeakMap<WebSocket, number>()
+  const running = new WeakMap<WebSocket, { subscriptions: Record<string, unknown> }>()
+  wss.on('connection', (socket) => lastStarted.set(socket, Date.now()))
+  const idleSweep = setInterval(
+    () => {
+      const now = Date.now()
+      for (const socket of wss.clients) {
+        if (Object.keys(running.get(socket)?.subscriptions ?? {}).length > 0) lastStarted.set(socket, now)
+        else if (now - (lastStarted.get(socket) ?? now) >= deps.idleMs) socket.close(1000, 'idle: no operation running')
+      }
+    },
+    Math.max(50, Math.min(1000, Math.floor(deps.idleMs / 4))),
+  )
+  idleSweep.unref()
+
   useServer(
     {
+      connectionInitWaitTimeout: deps.initTimeoutMs,
       execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
       subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
       /** connection_init: `{ authorization: "Bearer <key>" }`, or the console's `{ csrfToken }` with its session cookie; nothing for public data. */
@@ -126,9 +148,11 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
           socket.close(CREDENTIAL_ENDED, 'Forbidden: the credential has ended')
         })
         connections.set(ctx, connection)
+        running.set(ctx.extra.socket, ctx)
         return true
       },
       async onSubscribe(ctx, id, payload) {
+        lastStarted.set(ctx.extra.socket, Date.now())
         const connection = connections.get(ctx)!
         // The same locks as an HTTP request, per operation: credentials, then budget.
         if (connection.ended) return [unauthenticated()]
@@ -207,6 +231,7 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
     /** Closes every socket with `code` (1001 going away on shutdown) and stops accepting new ones. */
     close(code = 1001, reason = 'server shutting down') {
       clearInterval(heartbeat)
+      clearInterval(idleSweep)
       for (const socket of wss.clients) socket.close(code, reason)
       wss.close()
     },

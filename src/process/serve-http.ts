@@ -9,6 +9,7 @@ import { createDeps } from '../deps.js'
 import { startWorker } from './worker.js'
 import { createDatabaseBreaker } from '../db/breaker.js'
 import { createDrain, createListener, serverOptions } from './http-listener.js'
+import { connectionsPerAddress, shareConnections } from './connection-share.js'
 import { createMetrics } from '../metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
 import { RUN_WORKER_LOOP } from './cluster.js'
@@ -35,7 +36,15 @@ export async function serveHttp(
   const deps = createDeps(database, env, { logger })
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
   const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
-  const breaker = createDatabaseBreaker({ probe: () => database.prisma.$queryRawUnsafe('SELECT 1'), logger })
+  const breaker = createDatabaseBreaker({
+    probe: database.probe,
+    logger,
+    intervalMs: env.DB_PROBE_INTERVAL_MS,
+    probeTimeoutMs: env.DB_PROBE_TIMEOUT_MS,
+    // Requests already waiting on a frozen database answer 503 now, not at their statement timeout.
+    onOpen: (why) => database.interrupt(why),
+    onClose: () => database.resume(),
+  })
   let app: ReturnType<typeof createApp>
   try {
     app = createApp({ deps, ready, metrics, breaker, plugins: tracing ? [tracing.graphqlPlugin as Plugin] : [] })
@@ -61,6 +70,7 @@ export async function serveHttp(
 
   const server = createServer(serverOptions(env))
   server.maxConnections = env.HTTP_MAX_CONNECTIONS
+  if (!env.TRUST_PROXY) shareConnections(server, connectionsPerAddress(env), logger)
   const drain = createDrain(server)
   server.on('request', createListener(app, deps, metrics, { workerId, drain }))
   // GraphQL over WebSocket shares the port: upgrades of /graphql (src/graphql/websocket.ts).
