@@ -2,7 +2,7 @@
 # The service image: node runs dist/server.js as PID 1 (it handles SIGTERM itself), as a non-root
 # user, with production dependencies only. Build: docker build -t sms-channel-gateway .
 # Node 22 is the image's runtime: Node 20 is past its end of life, and every dependency
-# (engines >= 20.10, see docs/operations.md "Node version") runs on both.
+# (package.json's engines: ^20.19.0 || ^22.12.0 || >=24.0.0; docs/operations.md "Node version") runs on both.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps

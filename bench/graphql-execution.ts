@@ -1,6 +1,6 @@
 // npm run bench -- graphql-execution
 // CPU per /graphql request of a contacts page (25 rows selecting `id`, as bench/peers.ts and the
-// shared harness ask it), answered by two apps over one database in one process: queries compiled
+// external side-by-side harness ask it), answered by two apps over one database in one process: queries compiled
 // on reuse (the default) and GRAPHQL_COMPILED_EXECUTION=false (graphql-js). Requests go through
 // app.fetch one at a time (no HTTP layer: only what the setting changes), in rounds A B … B A of
 // GRAPHQL_EXECUTION_REQUESTS each; prints each round's CPU µs per request, the medians, their

@@ -1,6 +1,6 @@
 // npm run bench -- now-playing
 // GET /api/channels/{uuid}/status on the real server (SQLite, the sample channel), started as `npm
-// start` starts it (built, with its node flags and environment, as the shared harness starts it;
+// start` starts it (built, with its node flags and environment, as the external side-by-side harness starts it;
 // NOW_PLAYING_START=tsx: `node --import tsx src/process/server.ts` instead, to compare), against a
 // plain node:http server answering a fixed JSON body of the same size, side by side.
 // Each server runs in its own process; autocannon runs in this one. Prints the load average and
@@ -25,7 +25,7 @@ const url = `file:${join(dir, 'bench.db')}`
 await applyMigrations(url)
 const database = await openDatabase(url)
 const channel = await importChannel(createDeps(database, parseEnv({ DATABASE_URL: url })), readFileSync('docs/channel-sample.json', 'utf8'))
-// For the second part: an account that add-contacts fills, as the shared harness's does before now playing.
+// For the second part: an account that add-contacts fills, as the external side-by-side harness's does before now playing.
 const { apiKey } = await createAccount({ db: database.prisma }, { name: 'Now playing bench' })
 await database.close()
 
@@ -122,7 +122,7 @@ async function rounds(label: string) {
   }
 }
 await rounds('')
-// The shared harness measures now playing in a service process that added 10,000-contact lists
+// The external side-by-side harness measures now playing in a service process that added 10,000-contact lists
 // first (its seeding): a fresh service process adds four, then the same rounds again. (Added
 // after the rounds above, the same lists cost the replay far less: what a process served first
 // shapes the code it runs.)
@@ -158,7 +158,7 @@ const part = (prefix: string, after: boolean) =>
 const sum = (prefix: string, after: boolean) => part(prefix, after).reduce((a, r) => a + r.requestsPerSecond, 0)
 const cpu = (prefix: string, after: boolean) => part(prefix, after).reduce((a, r) => a + r.cpuUs, 0)
 for (const after of [false, true]) {
-  const which = after ? 'after four add-contacts of 10,000 (as in the shared harness)' : 'fresh service process'
+  const which = after ? 'after four add-contacts of 10,000 (as in the external side-by-side harness)' : 'fresh service process'
   console.log(
     `${which}: service / plain throughput ${((sum('now playing', after) / sum('plain', after)) * 100).toFixed(1)}% (target: at least 80%, issue 19); ` +
       `CPU per request service ${(cpu('now playing', after) / 2).toFixed(1)} µs, plain ${(cpu('plain', after) / 2).toFixed(1)} µs, plain / service ${((cpu('plain', after) / cpu('now playing', after)) * 100).toFixed(1)}%`,

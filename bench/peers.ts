@@ -38,10 +38,10 @@ const SMALL = { base: 10_000_000, count: 10_000 }
 const BIG = { base: 20_000_000, count: 100_000 }
 const NEW_BASE = 40_000_000
 const PAGE_PATH = '/api/contacts?page=7'
-// As the shared harness (../shared/bench-peers) asks it: the Relay global `id` and the `uuid`, as a Relay client selects them.
+// As the external side-by-side harness asks it: the Relay global `id` and the `uuid`, as a Relay client selects them.
 const SERVICE_QUERY = `query { contacts(page: 7, perPage: 25) { nodes { id uuid firstName familyName otherNames mobile email organization gender } pageInfo { search total skipped perPage page pageCount } } }`
 // Both PostGraphile peers answer a global id too. PostGraphile 4: `nodeId` is the global id, `id` the row's;
-// PostGraphile 5 (amber): `id` is the global id, `rowId` the row's. The same queries as the shared harness.
+// PostGraphile 5 (amber): `id` is the global id, `rowId` the row's. The same queries as the external side-by-side harness.
 const peerQuery = (accountId: string) =>
   `query { allContacts(condition: { accountId: ${JSON.stringify(accountId)} }, orderBy: [FIRST_NAME_KEY_ASC, FAMILY_NAME_KEY_ASC, ID_ASC], first: 25, offset: 150) { totalCount nodes { nodeId id firstName familyName otherNames mobile email organization gender } } }`
 const peer5Query = (accountId: string) =>
@@ -275,7 +275,7 @@ async function benchDatabase(kind: 'SQLite' | 'PostgreSQL', url: string) {
         (port) => ({
           node: pg5.node,
           args: ['bench/peers/postgraphile5-server.mjs'],
-          // Grafast's production mode whatever this shell says, as the shared harness runs it.
+          // Grafast's production mode whatever this shell says, as the external side-by-side harness runs it.
           env: {
             PORT: String(port),
             PG_URL: target.connectionString!,

@@ -161,6 +161,7 @@ describe.each(targets)('CLI on $name', (target) => {
     expect(keys[0]).toEqual({
       id: anyUuid(),
       prefix: made.apiKey.slice(0, 15),
+      label: null,
       createdAt: expect.any(String),
       revokedAt: null,
       lastUsedAt: null,

@@ -165,12 +165,51 @@ describe.each(targets)('traces on $name', (target) => {
       expect(inTrace(attemptTrace).some((s) => s.kind === 3 && s.parentSpanId === attempt.spanId)).toBe(true)
     })
 
+    it('a worker tick that does work is exported whole: its span, marked not idle, and its queries', async () => {
+      // The webhook test above made the worker claim and send a delivery in one of its ticks.
+      const tick = await waitFor('a worker tick span', () => otlp.spans.find((s) => s.name === 'worker tick'), 15_000)
+      expect(tick.attributes['worker.idle']).toBe(false)
+      expect(tick.parentSpanId).toBeFalsy()
+      const queries = await waitFor('its queries', () => {
+        const inTick = inTrace(tick.traceId).filter((s) => s.name.startsWith('prisma:'))
+        return inTick.length > 0 && inTick
+      })
+      expect(queries.every((q) => ancestors(q, inTrace(tick.traceId)).includes(tick))).toBe(true)
+      // No idle tick is ever exported.
+      expect(otlp.spans.filter((s) => s.name === 'worker tick' && s.attributes['worker.idle'] !== false)).toEqual([])
+    })
+
     it('loaded the SDK (so the check of the default can fail)', () => {
       const modules = readFileSync(loaded, 'utf8')
       expect(modules).toMatch(/@opentelemetry\/sdk-trace-node/)
       expect(modules).toMatch(/@prisma\/instrumentation/)
     })
   })
+
+  it('an idle instance exports no span: idle worker ticks, probes and scrapes make none', async () => {
+    const otlp = await startOtlpReceiver()
+    const { url, stop } = await serve(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' },
+      join(dir, 'idle.txt'),
+    )
+    try {
+      // The worker's polling shows in the statement counts of /metrics (an idle tick runs about five
+      // SELECTs; the scrape's own gauges read five at most every 5 s): wait for a few ticks' worth.
+      const selects = async () => {
+        const text = await (await fetch(`${url}/metrics`)).text()
+        return Number(/^db_query_duration_seconds_count\{statement="select"\} (\d+)$/m.exec(text)?.[1] ?? 0)
+      }
+      expect((await fetch(`${url}/readyz`)).status).toBe(200)
+      const before = await selects()
+      for (let now = before; now < before + 25; now = await selects()) await new Promise((r) => setTimeout(r, 200))
+    } finally {
+      // SIGTERM: the exporter sends whatever it still holds before the process exits.
+      await stop()
+      await otlp.close()
+    }
+    expect(otlp.spans.map((s) => s.name)).toEqual([])
+    expect(otlp.protobufBodies).toEqual([])
+  }, 120_000)
 
   it('exports http/protobuf when asked', async () => {
     const otlp = await startOtlpReceiver()

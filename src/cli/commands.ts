@@ -2,7 +2,8 @@ import type { Deps } from '../deps.js'
 import { createConsoleLink } from '../console/sessions.js'
 import { AppError } from '../core/errors.js'
 import { createAccount } from '../accounts/create-account.js'
-import { createApiKey, revokeApiKey } from '../auth/api-keys.js'
+import { createApiKey, keyLabel, revokeApiKey } from '../auth/api-keys.js'
+import { linkBaseUrl } from '../core/public-base-url.js'
 import { createEndpoint, ENDPOINT_ORDER, MAX_ENDPOINTS_PER_ACCOUNT, setWebhook } from '../webhooks/endpoints.js'
 import { eventTypesOf, PAYLOAD_FORMATS, WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.js'
 import { formatCredits, parseCredits } from '../sms/money.js'
@@ -48,11 +49,12 @@ export const commands: Record<string, Command> = {
   },
   'apikey:create': {
     summary: 'Issue another API key for an account (printed once)',
-    usage: 'apikey:create --account <uuid>',
-    options: { account: 'the account uuid' },
+    usage: 'apikey:create --account <uuid> [--label <text>]',
+    options: { account: 'the account uuid', label: 'what to call it (1 to 100 characters), as the console asks' },
     async run(deps, flags) {
-      const key = await createApiKey(deps, required(flags, 'account'), null, deps.env.API_KEYS_PER_ACCOUNT)
-      return { id: key.id, prefix: key.prefix, apiKey: key.apiKey }
+      const label = flags.label === undefined ? null : keyLabel(flags.label)
+      const key = await createApiKey(deps, required(flags, 'account'), label, deps.env.API_KEYS_PER_ACCOUNT)
+      return { id: key.id, prefix: key.prefix, apiKey: key.apiKey, label }
     },
   },
   'apikey:revoke': {
@@ -69,9 +71,16 @@ export const commands: Record<string, Command> = {
     usage: 'console:link --account <uuid>',
     options: { account: 'the account uuid' },
     notes:
-      'Prints the URL alone (not JSON), under PUBLIC_BASE_URL; when it expires goes to stderr. Open it in a browser and press Sign in.',
+      'Prints the URL alone (not JSON); when it expires goes to stderr. Its base is PUBLIC_BASE_URL, or http://localhost:$PORT, ' +
+      'when either is set; otherwise the URL the last server started on this database recorded. Open it in a browser and press Sign in.',
     async run(deps, flags, _positionals, io) {
-      const link = await createConsoleLink(deps, await existingAccount(deps, required(flags, 'account')))
+      const account = await existingAccount(deps, required(flags, 'account'))
+      const base = await linkBaseUrl(deps)
+      const link = await createConsoleLink({ ...deps, env: { ...deps.env, PUBLIC_BASE_URL: base.url } }, account)
+      if (base.recordedAt)
+        io.notice(
+          `Under ${base.url}, which the server started at ${base.recordedAt.toISOString()} recorded (set PUBLIC_BASE_URL or PORT to choose).`,
+        )
       io.notice(`The link works once, until ${link.expiresAt.toISOString()}.`)
       return link.url
     },
@@ -234,6 +243,7 @@ export const commands: Record<string, Command> = {
         keys: keys.map((k) => ({
           id: k.id,
           prefix: k.prefix,
+          label: k.label,
           createdAt: k.createdAt.toISOString(),
           revokedAt: k.revokedAt?.toISOString() ?? null,
           lastUsedAt: k.lastUsedAt?.toISOString() ?? null,

@@ -60,15 +60,48 @@ if (rest.some((a) => a === '--help' || a === '-h')) {
   process.exit(0)
 }
 
+/**
+ * The command's flags: each option of `command.options` takes one value (`--name value` or
+ * `--name=value`). Others add options to their commands there; an unknown flag, a flag given twice, a flag without its value and a stray
+ * argument each stop the command with one line naming it (exit 2): a typo must not pass unnoticed.
+ */
+function parseFlags(command: Command, args: string[]): { values: Record<string, string | undefined>; positionals: string[] } {
+  const known = Object.keys(command.options)
+  const takes = known.length ? `it takes ${known.map((o) => `--${o}`).join(', ')}` : 'it takes no options'
+  let parsed: ReturnType<
+    typeof parseArgs<{ options: Record<string, { type: 'string' }>; tokens: true; allowPositionals: true; strict: false }>
+  >
+  try {
+    parsed = parseArgs({
+      args,
+      options: Object.fromEntries(known.map((o) => [o, { type: 'string' as const }])),
+      allowPositionals: true,
+      strict: false,
+      tokens: true,
+    })
+  } catch (error) {
+    throw new Error((error as Error).message.split('\n')[0], { cause: error })
+  }
+  const seen = new Set<string>()
+  for (const token of parsed.tokens) {
+    if (token.kind === 'option') {
+      if (!Object.hasOwn(command.options, token.name)) throw new Error(`unknown option ${token.rawName}; ${takes}`)
+      if (seen.has(token.name)) throw new Error(`${token.rawName} is given more than once`)
+      // `--account --label x`: --account took "--label" as its value; `--account=--x` is meant.
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))
+        throw new Error(`${token.rawName} needs a value (write ${token.rawName}=<value> for one that starts with -)`)
+      seen.add(token.name)
+    } else if (token.kind === 'positional' && !command.positionals) {
+      throw new Error(`unexpected argument ${JSON.stringify(token.value)}; ${takes}`)
+    }
+  }
+  return { values: parsed.values as Record<string, string | undefined>, positionals: parsed.positionals }
+}
+
 let values: Record<string, string | undefined>
 let positionals: string[]
 try {
-  ;({ values, positionals } = parseArgs({
-    args: rest,
-    options: Object.fromEntries(Object.keys(command.options).map((o) => [o, { type: 'string' as const }])),
-    allowPositionals: command.positionals ?? false,
-    strict: true,
-  }) as { values: Record<string, string | undefined>; positionals: string[] })
+  ;({ values, positionals } = parseFlags(command, rest))
 } catch (error) {
   console.error(`${name}: ${(error as Error).message}; run \`npm run cli -- ${name} --help\``)
   process.exit(2)

@@ -182,7 +182,14 @@ function isOrigin(value: string): boolean {
   }
 }
 
-export type Env = z.infer<typeof schema> & { PUBLIC_BASE_URL: string }
+export type Env = z.infer<typeof schema> & {
+  PUBLIC_BASE_URL: string
+  /**
+   * Where PUBLIC_BASE_URL came from: given, built from a given PORT, or the default (port 4000).
+   * The CLI prefers the URL a running server recorded over the default (src/core/public-base-url.ts).
+   */
+  PUBLIC_BASE_URL_FROM: 'PUBLIC_BASE_URL' | 'PORT' | 'default'
+}
 
 /** Parses the environment once. Throws an Error listing every problem. */
 export function parseEnv(source: Record<string, string | undefined>): Env {
@@ -199,7 +206,11 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`)
   }
   const env = result.data
-  return { ...env, PUBLIC_BASE_URL: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '') }
+  return {
+    ...env,
+    PUBLIC_BASE_URL: (env.PUBLIC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    PUBLIC_BASE_URL_FROM: env.PUBLIC_BASE_URL ? 'PUBLIC_BASE_URL' : cleaned.PORT !== undefined ? 'PORT' : 'default',
+  }
 }
 
 /** For entry points only (server, CLI): parse process.env or print the problems on one line and exit. */

@@ -1,8 +1,14 @@
 // OpenTelemetry traces, off unless OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md, "Traces").
 // When off, none of the SDK is loaded: the code that makes spans uses @opentelemetry/api alone,
 // whose tracer is a no-op until a provider registers.
-import { context, propagation, trace, type Link, type Span, type SpanOptions } from '@opentelemetry/api'
+import { context, propagation, trace, type Context, type Link, type Span, type SpanOptions } from '@opentelemetry/api'
+import type { ReadableSpan, Sampler, Span as SdkSpan, SpanProcessor } from '@opentelemetry/sdk-trace-node'
 import type { Env } from './env.js'
+
+/** The root span of one pass of the worker's loop (src/process/worker.ts). */
+export const WORKER_TICK = 'worker tick'
+/** Set on a worker tick that found nothing to do: its spans are not exported (WorkerTickFilter). */
+const IDLE = 'worker.idle'
 
 /** The one tracer of the service's own spans (the REST route's GraphQL operation, webhook attempts). */
 export const tracer = trace.getTracer('sms-channel-gateway')
@@ -27,7 +33,7 @@ export interface Tracing {
 export async function startTracing(env: Env): Promise<Tracing | null> {
   if (!env.OTEL_EXPORTER_OTLP_ENDPOINT) return null
   const [
-    { NodeTracerProvider, BatchSpanProcessor },
+    { NodeTracerProvider, BatchSpanProcessor, ParentBasedSampler, SamplingDecision },
     { resourceFromAttributes },
     { registerInstrumentations },
     { HttpInstrumentation },
@@ -47,9 +53,23 @@ export async function startTracing(env: Env): Promise<Tracing | null> {
     env.OTEL_EXPORTER_OTLP_PROTOCOL === 'http/json'
       ? await import('@opentelemetry/exporter-trace-otlp-http')
       : await import('@opentelemetry/exporter-trace-otlp-proto')
+  /**
+   * A query that belongs to no request, no worker tick and no other span of the service: a probe's
+   * or a scrape's (their HTTP requests are not traced), the breaker's. Nobody asked for a trace of
+   * it, so it starts none (and its statements, its children, are not recorded either).
+   */
+  const noOrphanQueries: Sampler = {
+    shouldSample: (_context, _traceId, name) => ({
+      decision: name.startsWith('prisma:') ? SamplingDecision.NOT_RECORD : SamplingDecision.RECORD_AND_SAMPLED,
+    }),
+    toString: () => 'NoOrphanQueries',
+  }
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': env.OTEL_SERVICE_NAME }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: env.OTEL_BSP_SCHEDULE_DELAY })],
+    sampler: new ParentBasedSampler({ root: noOrphanQueries }),
+    spanProcessors: [
+      new WorkerTickFilter(new BatchSpanProcessor(new OTLPTraceExporter({ url }), { scheduledDelayMillis: env.OTEL_BSP_SCHEDULE_DELAY })),
+    ],
   })
   provider.register()
   const unregister = registerInstrumentations({
@@ -98,4 +118,63 @@ export async function inSpan<T>(name: string, options: SpanOptions, work: (span:
       span.end()
     }
   })
+}
+
+/**
+ * Runs one worker tick inside a root span, marked idle when `didWork` says it found nothing: the
+ * idle tick's span and its polling queries are then dropped (WorkerTickFilter), so an idle instance
+ * exports nothing, while a tick that did work exports it all, its polling included. A tick that
+ * fails is exported too.
+ */
+export async function inWorkerTick<T>(work: () => Promise<T>, didWork: (result: T) => boolean): Promise<T> {
+  if (!tracingEnabled) return work()
+  return inSpan(WORKER_TICK, { root: true }, async (span) => {
+    const result = await work()
+    span.setAttribute(IDLE, !didWork(result))
+    return result
+  })
+}
+
+/** How many decisions about ended ticks are kept, for their spans that end later (a webhook's record). */
+const DECISIONS_KEPT = 1000
+
+/**
+ * Holds the spans of a worker tick until the tick ends, then passes them on to `next` (the batch
+ * exporter), or drops them all when the tick was idle. Every other span passes straight on.
+ */
+class WorkerTickFilter implements SpanProcessor {
+  private readonly held = new Map<string, ReadableSpan[]>()
+  private readonly decided = new Map<string, boolean>()
+
+  constructor(private readonly next: SpanProcessor) {}
+
+  onStart(span: SdkSpan, parentContext: Context): void {
+    if (span.name === WORKER_TICK && !span.parentSpanContext) this.held.set(span.spanContext().traceId, [])
+    this.next.onStart(span, parentContext)
+  }
+
+  onEnd(span: ReadableSpan): void {
+    const traceId = span.spanContext().traceId
+    const held = this.held.get(traceId)
+    if (held && (span.name !== WORKER_TICK || span.parentSpanContext)) {
+      held.push(span)
+    } else if (held) {
+      this.held.delete(traceId)
+      const keep = span.attributes[IDLE] !== true
+      this.decided.set(traceId, keep)
+      if (this.decided.size > DECISIONS_KEPT) this.decided.delete(this.decided.keys().next().value!)
+      if (keep) for (const s of [...held, span]) this.next.onEnd(s)
+    } else if (this.decided.get(traceId) !== false) {
+      this.next.onEnd(span)
+    }
+  }
+
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush()
+  }
+
+  shutdown(): Promise<void> {
+    this.held.clear()
+    return this.next.shutdown()
+  }
 }

@@ -14,6 +14,7 @@ import { createMetrics } from '../metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
 import { RUN_WORKER_LOOP } from './cluster.js'
 import type { Tracing } from '../core/tracing.js'
+import { listeningBaseUrl, recordPublicBaseUrl } from '../core/public-base-url.js'
 import type { Plugin } from 'graphql-yoga'
 
 /**
@@ -76,8 +77,12 @@ export async function serveHttp(
   // GraphQL over WebSocket shares the port: upgrades of /graphql (src/graphql/websocket.ts).
   const sockets = app.attachWebSocket(server)
   server.once('error', (error) => exitAtStart(error, describeListenError(error, env.HOST, env.PORT)))
-  server.listen(env.PORT, env.HOST, () => {
+  server.listen(env.PORT, env.HOST, async () => {
     const { port } = server.address() as AddressInfo
+    // Before "listening": the CLI's console:link reads it to print links this server answers.
+    await recordPublicBaseUrl(deps.db, listeningBaseUrl(env, port)).catch((error: unknown) =>
+      logger.warn({ err: error }, 'the public URL could not be recorded; console:link may print another port'),
+    )
     logger.info(
       {
         url: `http://${env.HOST}:${port}`,

@@ -7,6 +7,7 @@ import { resumeBulkSends } from '../sms/send-sms-to-group.js'
 import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from '../webhooks/dispatcher.js'
 import { purgeExpiredIdempotencyRecords } from '../idempotency/purge-expired.js'
 import { purgeContactChanges } from '../messaging/remembered-searches.js'
+import { inWorkerTick } from '../core/tracing.js'
 
 /**
  * One pass of background work: bulk sends left unfinished, SMS submissions left over (crash, gateway outage, deadline), then
@@ -35,7 +36,18 @@ export function startWorker(deps: Deps) {
     '* * * * * *',
     async () => {
       try {
-        const r = await runWorkerTick(deps, owner, dispatcher)
+        // Traced only when it does something (docs/operations.md "Traces"): an idle tick exports nothing.
+        const r = await inWorkerTick(
+          () => runWorkerTick(deps, owner, dispatcher),
+          (r) =>
+            Boolean(
+              r.submissions.claimed ||
+              r.events ||
+              ('started' in r.deliveries ? r.deliveries.started : r.deliveries.claimed) ||
+              r.idempotencyPurged ||
+              r.contactChangesPurged,
+            ),
+        )
         if (r.submissions.claimed || r.events || ('started' in r.deliveries ? r.deliveries.started : r.deliveries.claimed))
           deps.logger.debug(r, 'worker tick')
       } catch (error) {

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql'
-import type { Plugin } from 'graphql-yoga'
+import type { GraphQLParams, Plugin } from 'graphql-yoga'
 import { AppError, httpStatusOf } from '../../core/errors.js'
 import { graphqlLimits } from './limits.js'
 import { readBodyBytes } from '../../http/read-body.js'
@@ -37,6 +37,22 @@ function badParams(message: string): GraphQLError {
 }
 
 const PARAM_NAMES = ['query', 'operationName', 'variables', 'extensions'] as const
+
+/**
+ * The GraphQL parameters of a JSON body, without the top-level names GraphQL over HTTP does not
+ * define. Clients add their own beside the four (Apollo Client 4's links spread its operation,
+ * `operationType` included; others send `id` or `documentId`): they are ignored, as a query
+ * string's other names always were, rather than refused with "Unexpected parameter" (a 400 that
+ * graphql-sse retries for ever). A known parameter of the wrong shape is still a 400 (Yoga, onParams).
+ */
+function knownParams(params: unknown): unknown {
+  if (Array.isArray(params)) return params.map(knownParams)
+  if (params === null || typeof params !== 'object') return params
+  const source = params as Record<string, unknown>
+  const known: Record<string, unknown> = {}
+  for (const name of PARAM_NAMES) if (Object.hasOwn(source, name)) known[name] = source[name]
+  return known
+}
 
 /**
  * The GraphQL parameters of a query string or form body. Yoga's own reader JSON.parses
@@ -77,7 +93,7 @@ const typeOf = (value: unknown) => (value === null ? 'null' : Array.isArray(valu
 
 /**
  * How /graphql reads its parameters: GET query strings and form bodies with the errors named
- * (paramsOf), another method a 405 with Allow, `operationName` checked to be a string, a missing
+ * (paramsOf), JSON bodies with only the four names of GraphQL over HTTP (knownParams), another method a 405 with Allow, `operationName` checked to be a string, a missing
  * `query` a 400 (Yoga answers it 200 to `Accept: application/json`), and a body of no GraphQL
  * media type a 415 in the GraphQL error shape (Yoga's is an empty body). Yoga still checks the
  * rest (variables an object, ...).
@@ -100,6 +116,9 @@ export function graphqlParamsPlugin(): Plugin {
         endResponse(
           graphqlRefusal(new AppError('UNSUPPORTED_MEDIA_TYPE', 'The body must be application/json (or application/graphql, or a form)')),
         )
+      } else if (requestParser) {
+        const parse = requestParser
+        setRequestParser(async (request) => knownParams(await parse(request)) as GraphQLParams | GraphQLParams[])
       }
     },
     onParams({ params }) {
