@@ -250,7 +250,12 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     if (url.pathname === '/readyz') {
       // A hung database must not hang the probe: not ready after READY_TIMEOUT_MS.
       const ok = await Promise.race([ready().catch(() => false), new Promise<false>((r) => setTimeout(r, READY_TIMEOUT_MS, false).unref())])
-      return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
+      // The SMS gateway's connection is shown, not required: unbound, messages wait as PENDING (docs/sms.md).
+      const gateway = deps.gateway.health?.()
+      return json(
+        { status: ok ? 'ready' : 'not ready', ...(gateway ? { smsGateway: { name: deps.gateway.name, ...gateway } } : {}) },
+        ok ? 200 : 503,
+      )
     }
     const page = web(request, url) // /, /api/openapi.json, /api/docs (src/web/)
     if (page) return page

@@ -16,10 +16,12 @@ import { purgeContactChanges } from '../messaging/remembered-searches.js'
 export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Dispatcher) {
   const submissions = await sweepSubmissions(deps, owner)
   const events = await applyDueCarrierEvents(deps, owner)
+  // A connector's own leftovers (SMPP receipts that arrived before their submit_sm_resp was recorded).
+  const gateway = (await deps.gateway.sweep?.()) ?? 0
   const deliveries = dispatcher ? { started: await dispatcher.pump() } : await dispatchDueDeliveries(deps, { owner })
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
   const contactChangesPurged = await purgeContactChanges(deps)
-  return { submissions, events, deliveries, idempotencyPurged, contactChangesPurged }
+  return { submissions, events, gateway, deliveries, idempotencyPurged, contactChangesPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */
