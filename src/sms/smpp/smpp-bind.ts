@@ -248,11 +248,23 @@ export class SmppBind {
     }
   }
 
-  /** Sends one submit_sm and resolves with its answer (any command_status, generic_nack included). */
-  async submit(params: Record<string, unknown>): Promise<PDU> {
+  /**
+   * Sends one submit_sm and resolves with its answer (any command_status, generic_nack included).
+   * `beforeSend` runs once the window and the TPS limit let the PDU go, right before it is written
+   * (the gateway records there that the part may go out); when it throws, nothing is sent.
+   */
+  async submit(params: Record<string, unknown>, beforeSend?: () => Promise<void>): Promise<PDU> {
     await this.slot()
     try {
       await this.token()
+      if (beforeSend) {
+        if (this.state !== 'bound') throw new NotSentError('smpp bind lost')
+        try {
+          await beforeSend()
+        } catch (error) {
+          throw new NotSentError(`not sent: ${(error as Error).message}`)
+        }
+      }
       const session = this.session
       if (!session || this.state !== 'bound') throw new NotSentError('smpp bind lost')
       return await new Promise<PDU>((resolve, reject) => {

@@ -121,7 +121,13 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     return 0
   }
 
-  async function submitPart(message: OutgoingSms, texts: string[], part: number, ref: number): Promise<PartResult> {
+  async function submitPart(
+    message: OutgoingSms,
+    texts: string[],
+    part: number,
+    ref: number,
+    record: () => Promise<void>,
+  ): Promise<PartResult> {
     const text = texts[part - 1]!
     const gsm = message.encoding === 'GSM_7'
     const body = gsm ? encodeGsm7(text) : encodeUcs2(text)
@@ -148,10 +154,15 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     } else {
       params.short_message = body
     }
+    let recorded = false
     for (let attempt = 0; ; attempt++) {
       let answer: PDU
       try {
-        answer = await bind.submit(params)
+        answer = await bind.submit(params, async () => {
+          if (recorded) return
+          await record()
+          recorded = true
+        })
       } catch (error) {
         if (error instanceof UnansweredError) return { part, kind: 'unanswered' }
         if (error instanceof NotSentError) return { part, kind: 'unsent' }
@@ -192,16 +203,28 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
       const missing = texts.map((_, i) => i + 1).filter((part) => !existing.some((p) => p.part === part))
       if (!missing.length) return { gatewayMessageId: existing[0]!.smscMessageId! }
       if (bind.state !== 'bound') throw new TransientGatewayError(`smpp not bound (${bind.state})`)
-      await db.smppPart.createMany({ data: missing.map((part) => ({ messageId: message.id, part, parts: texts.length, createdAt: now })) })
       reference = (reference + 1) % 256
-      const results = await Promise.all(missing.map((part) => submitPart(message, texts, part, reference)))
+      const ref = reference
+      // Each part's row is written when the window lets it go, right before its submit_sm: a part
+      // still waiting for the window when the process dies has no row and is sent after the restart.
+      const written = new Set<number>()
+      const results = await Promise.all(
+        missing.map((part) =>
+          submitPart(message, texts, part, ref, async () => {
+            await db.smppPart.create({ data: { messageId: message.id, part, parts: texts.length, createdAt: now } })
+            written.add(part)
+          }),
+        ),
+      )
 
       const accepted = results.filter((r): r is Extract<PartResult, { kind: 'accepted' }> => r.kind === 'accepted')
       for (const r of accepted) {
         await db.smppPart.updateMany({ where: { messageId: message.id, part: r.part }, data: { smscMessageId: r.id } })
       }
       // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
-      const notTaken = results.filter((r) => r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused').map((r) => r.part)
+      const notTaken = results
+        .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
+        .map((r) => r.part)
       if (notTaken.length) await db.smppPart.deleteMany({ where: { messageId: message.id, part: { in: notTaken } } })
       if (accepted.length && deps) {
         // Receipts that came before these answers were recorded (maybe to another instance).
