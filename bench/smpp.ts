@@ -12,7 +12,7 @@ import { createLogger } from '../src/core/logger.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { sendSms } from '../src/sms/send-sms.js'
 
-const N = Number(process.env.SMPP_BENCH_MESSAGES ?? 3000)
+const N = Number(process.env.SMPP_BENCH_MESSAGES ?? 2000)
 const WINDOW = Number(process.env.SMPP_BENCH_WINDOW ?? 10)
 /** sendSms callers at once: more than the window, so the window is always full. */
 const CALLERS = WINDOW * 4
@@ -59,7 +59,8 @@ async function bare(url: string): Promise<number> {
 const smsc = await startSmsc()
 const baseline = await bare(smsc.url)
 
-const gateway = createSmppGateway({ url: smsc.url, logger: createLogger('silent'), window: WINDOW })
+// The SMSC shares this process: a long answer timeout, so a busy machine does not turn slow answers into UNKNOWN.
+const gateway = createSmppGateway({ url: smsc.url, logger: createLogger('silent'), window: WINDOW, responseTimeoutMs: 120_000 })
 const bench = await startBench({ SMS_GATEWAY: 'smpp', SMPP_URL: smsc.url }, { gateway })
 gateway.start(bench.deps)
 await gateway.whenBound()
@@ -80,15 +81,23 @@ async function run(label: string, receipts: boolean) {
   }
   await Promise.all(Array.from({ length: CALLERS }, caller))
   const submitted = performance.now()
+  // Not accepted at once (left PENDING for the outbox, which this bench does not run): not counted.
+  const notSent = await bench.deps.db.message.count({
+    where: { accountId: account.id, status: 'PENDING', text: { startsWith: label } },
+  })
+  if (notSent) console.log(`${label}: ${notSent} of ${N} left PENDING`)
   if (receipts) {
     for (;;) {
-      const delivered = await bench.deps.db.message.count({ where: { accountId: account.id, status: 'DELIVRD', text: { startsWith: label } } })
-      if (delivered >= N) break
+      const delivered = await bench.deps.db.message.count({
+        where: { accountId: account.id, status: 'DELIVRD', text: { startsWith: label } },
+      })
+      if (delivered >= N - notSent) break
       await new Promise((r) => setTimeout(r, 20))
     }
   }
   const done = performance.now()
-  return { submitsPerSecond: N / ((submitted - started) / 1000), endToEndPerSecond: N / ((done - started) / 1000) }
+  const counted = N - notSent
+  return { submitsPerSecond: counted / ((submitted - started) / 1000), endToEndPerSecond: counted / ((done - started) / 1000) }
 }
 
 const submits = await run('submit-only', false)
@@ -102,4 +111,8 @@ console.log(`messages ${N}, window ${WINDOW}, ${CALLERS} sendSms callers, databa
 console.log(`bare node-smpp client:        ${baseline.toFixed(0)} submit_sm/s`)
 console.log(`connector (sendSms → SENT):   ${submits.submitsPerSecond.toFixed(0)} messages/s (${ratio.toFixed(2)}x the bare client)`)
 console.log(`end to end (sendSms → DELIVRD): ${endToEnd.endToEndPerSecond.toFixed(0)} messages/s`)
-console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+console.log(
+  `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+)
