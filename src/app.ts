@@ -295,6 +295,10 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       clientAddressStage(env.TRUST_PROXY),
       openRoutesStage({
         ready,
+        gateway: () => {
+          const health = deps.gateway.health?.()
+          return health ? { name: deps.gateway.name, ...health } : null
+        },
         metrics: env.METRICS_ENABLED ? scrapeMetrics : null,
         pages: web,
         isConsolePath,

@@ -12,6 +12,7 @@ import { importChannel } from '../channel/import-channel.js'
 import { setChannelOperator } from '../channel/set-operator.js'
 import { seedDemo } from '../demo/seed-demo.js'
 import { publishChannelChanged } from '../live/channel-events.js'
+import { assignSim, listSims, unassignSim } from '../sms/sims.js'
 
 export interface Command {
   /** One line for the command list. */
@@ -272,6 +273,68 @@ export const commands: Record<string, Command> = {
     notes: 'Every run makes a new demo account; the demo-tv channel is refreshed around the current time and handed to it.',
     async run(deps) {
       return seedDemo(deps)
+    },
+  },
+  'sim:assign': {
+    summary: 'Give a hosted SIM (a number or a short code) to an account: its inbound texts reach that account',
+    usage: 'sim:assign --account <uuid> --number <E.164 or short code>',
+    options: {
+      account: 'the account uuid',
+      number: 'the SIM: a number (E.164, or national in DEFAULT_COUNTRY) or a short code of 3 to 8 digits',
+    },
+    notes: 'A SIM belongs to one account: one held by another account is refused until sim:unassign.',
+    async run(deps, flags) {
+      const { sim, created } = await assignSim(deps, { accountId: required(flags, 'account'), number: required(flags, 'number') })
+      return { sim: { number: sim.number, account: sim.accountId, assignedAt: sim.createdAt.toISOString() }, created }
+    },
+  },
+  'sim:unassign': {
+    summary: 'Take a hosted SIM from its account (texts to it are then kept as unowned)',
+    usage: 'sim:unassign --number <E.164 or short code>',
+    options: { number: 'the SIM' },
+    async run(deps, flags) {
+      const sim = await unassignSim(deps, { number: required(flags, 'number') })
+      return { sim: { number: sim.number, account: sim.accountId }, unassigned: true }
+    },
+  },
+  'sim:list': {
+    summary: 'List hosted SIMs and their accounts',
+    usage: 'sim:list [--account <uuid>]',
+    options: { account: "only this account's SIMs" },
+    async run(deps, flags) {
+      const sims = await listSims(deps, flags.account?.trim() || undefined)
+      return { sims: sims.map((s) => ({ number: s.number, account: s.accountId, assignedAt: s.createdAt.toISOString() })) }
+    },
+  },
+  'sim:inbox': {
+    summary: 'List the latest SMS received over SMPP (by default those to SIMs nobody owns)',
+    usage: 'sim:inbox [--outcome <UNOWNED|SUBSCRIBED|UNSUBSCRIBED|IGNORED|all>] [--limit <n>]',
+    options: {
+      outcome: 'which texts: UNOWNED (the default: to SIMs nobody owns), SUBSCRIBED, UNSUBSCRIBED, IGNORED, or all',
+      limit: 'how many, newest first (default 50, at most 1000)',
+    },
+    async run(deps, flags) {
+      const limit = flags.limit === undefined ? 50 : Number(flags.limit)
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new AppError('VALIDATION_FAILED', '--limit must be a whole number from 1 to 1000')
+      const outcome = (flags.outcome ?? 'UNOWNED').trim()
+      if (!['UNOWNED', 'SUBSCRIBED', 'UNSUBSCRIBED', 'IGNORED', 'all'].includes(outcome))
+        throw new AppError('VALIDATION_FAILED', '--outcome must be UNOWNED, SUBSCRIBED, UNSUBSCRIBED, IGNORED or all')
+      const texts = await deps.db.inboundSms.findMany({
+        where: outcome === 'all' ? {} : { outcome },
+        orderBy: [{ receivedAt: 'desc' }, { id: 'asc' }],
+        take: limit,
+      })
+      return {
+        texts: texts.map((t) => ({
+          sim: t.sim,
+          from: t.sender,
+          text: t.text,
+          outcome: t.outcome,
+          account: t.accountId,
+          receivedAt: t.receivedAt.toISOString(),
+        })),
+      }
     },
   },
 }

@@ -144,6 +144,24 @@ const schema = z.object({
     .enum(['http/protobuf', 'http/json'], { message: 'must be http/protobuf or http/json (grpc is not supported)' })
     .default('http/protobuf'),
   OTEL_SERVICE_NAME: z.string().min(1).default('sms-channel-gateway'),
+  /** Where outgoing SMS go: the built-in sandbox (default) or an SMPP 3.4 bind (docs/sms.md "SMPP"). */
+  SMS_GATEWAY: z.enum(['sandbox', 'smpp'], { message: 'must be sandbox or smpp' }).default('sandbox'),
+  /** smpp://SYSTEM_ID:PASSWORD@HOST:PORT, or smpps:// for TLS. Required when SMS_GATEWAY=smpp. */
+  SMPP_URL: z.string().refine(isSmppUrl, 'must be smpp://SYSTEM_ID:PASSWORD@HOST:PORT or smpps://SYSTEM_ID:PASSWORD@HOST:PORT').optional(),
+  /** The bind's system_type (at most 12 characters); empty unless the SMSC asks for one. */
+  SMPP_SYSTEM_TYPE: z.string().max(12, 'must be at most 12 characters').default(''),
+  /** submit_sm PDUs in flight at once on the bind. */
+  SMPP_WINDOW: z.coerce.number().int().min(1).max(1000).default(10),
+  /** submit_sm PDUs a second on the bind; unset: no limit beyond the window. */
+  SMPP_TPS: z.coerce.number().positive().max(100_000).optional(),
+  /** enquire_link period; a peer silent for two periods is dead and the bind is made again. */
+  SMPP_ENQUIRE_LINK_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** A submit_sm without an answer this long may have gone out: it is never sent again (docs/sms.md "Crashes"). */
+  SMPP_RESPONSE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** Long texts: `udh` (concatenated parts, one submit_sm each) or `payload` (one submit_sm, message_payload TLV). */
+  SMPP_LONG_MESSAGES: z.enum(['udh', 'payload'], { message: 'must be udh or payload' }).default('udh'),
+  /** smpps://: a PEM file of the certificate authority to trust besides the system ones (a self-signed SMSC). */
+  SMPP_TLS_CA_FILE: z.string().min(1).optional(),
   /** `only`: /graphql answers trusted documents alone (docs/graphql.md "Persisted documents"). */
   GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['open', 'only'], { message: 'must be open or only' }).default('open'),
   /** A JSON manifest `{ "<sha256 hex>": "<document>" }` of the operator's own trusted documents. */
@@ -172,6 +190,16 @@ const schema = z.object({
     .default([]),
 })
 
+/** smpp:// or smpps:// with a system id, a host and a port. */
+function isSmppUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'smpp:' || url.protocol === 'smpps:') && url.username !== '' && url.hostname !== '' && url.port !== ''
+  } catch {
+    return false
+  }
+}
+
 /** An exact serialized origin, as browsers send it in `Origin`: http(s), lower case, no path, no default port. */
 function isOrigin(value: string): boolean {
   try {
@@ -194,7 +222,9 @@ export type Env = z.infer<typeof schema> & {
 /** Parses the environment once. Throws an Error listing every problem. */
 export function parseEnv(source: Record<string, string | undefined>): Env {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''))
-  const result = schema.safeParse(cleaned)
+  const result = schema
+    .refine((env) => env.SMS_GATEWAY !== 'smpp' || env.SMPP_URL, { path: ['SMPP_URL'], message: 'is required when SMS_GATEWAY=smpp' })
+    .safeParse(cleaned)
   if (!result.success) {
     const lines = result.error.issues.map((i) => {
       const name = i.path.join('.')

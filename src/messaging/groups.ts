@@ -5,6 +5,8 @@ import { AppError, isUniqueViolation, notFound } from '../core/errors.js'
 import { InputRules, LIMITS, isStorableText } from './input-rules.js'
 import { simKey } from './mobile.js'
 import { searchKey } from './search-text.js'
+import { checkGroupSim } from '../sms/sims.js'
+import type { Env } from '../core/env.js'
 import { rawDate, type PageRequest } from './paging.js'
 import { rowCount } from '../db/row-count.js'
 import type { Group } from '../generated/sqlite/client.js'
@@ -60,7 +62,7 @@ export async function createGroup({ db, env }: Pick<Deps, 'db' | 'env'>, account
       const group = await tx.group.create({
         data: { ...data, accountId, nameKey, searchText: searchTextOf(data.name, data.description ?? '') },
       })
-      await syncSimCodes(tx, group, env.DEFAULT_COUNTRY)
+      await syncSimCodes(tx, group, env)
       return group
     })
     return { group, created: true }
@@ -91,7 +93,7 @@ export async function updateGroup({ db, env }: Pick<Deps, 'db' | 'env'>, account
         where: { id: current.id },
         data: { ...changes, nameKey, searchText: searchTextOf(name, description) },
       })
-      await syncSimCodes(tx, group, env.DEFAULT_COUNTRY)
+      await syncSimCodes(tx, group, env)
       return group
     })
   } catch (error) {
@@ -105,12 +107,20 @@ const codeConflict = () => new AppError('CONFLICT', 'The opt-in or opt-out code 
 /** Keeps SimCode rows equal to the group's codes; the primary key refuses a code used twice on one SIM. */
 async function syncSimCodes(
   tx: Tx,
-  group: { id: string; accountId: string; subscriptionSim: string | null; optinCode: string | null; optoutCode: string | null },
-  defaultCountry: string,
+  group: {
+    id: string
+    accountId: string
+    subscribable: boolean
+    subscriptionSim: string | null
+    optinCode: string | null
+    optoutCode: string | null
+  },
+  env: Pick<Env, 'DEFAULT_COUNTRY' | 'SMS_GATEWAY'>,
 ) {
   await tx.simCode.deleteMany({ where: { groupId: group.id } })
   if (!group.subscriptionSim) return
-  const sim = simKey(group.subscriptionSim, defaultCountry)
+  const sim = simKey(group.subscriptionSim, env.DEFAULT_COUNTRY)
+  if (group.subscribable) await checkGroupSim(tx, group.accountId, sim, env.SMS_GATEWAY)
   const rows = (
     [
       ['optin', group.optinCode],

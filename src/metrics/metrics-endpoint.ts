@@ -5,6 +5,7 @@ import { AppError } from '../core/errors.js'
 import { errorResponse } from '../../rest-compat/router.js'
 import type { Metrics } from './create-metrics.js'
 import { registerDatabaseGauges } from './database-gauges.js'
+import { registerGatewayGauges } from './gateway-gauges.js'
 
 const digest = (value: string) => createHash('sha256').update(value).digest()
 
@@ -12,8 +13,9 @@ const digest = (value: string) => createHash('sha256').update(value).digest()
  * GET /metrics in the Prometheus text format. With METRICS_TOKEN set, scrapers must send it as a
  * Bearer token (compared in constant time); the route is absent when METRICS_ENABLED is false.
  */
-export function metricsEndpoint(metrics: Metrics, deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'env'>) {
+export function metricsEndpoint(metrics: Metrics, deps: Pick<Deps, 'db' | 'clock' | 'logger' | 'env' | 'gateway'>) {
   registerDatabaseGauges(metrics, deps)
+  registerGatewayGauges(metrics, deps)
   const expected = deps.env.METRICS_TOKEN === undefined ? null : digest(deps.env.METRICS_TOKEN)
 
   return async function scrape(request: Request, requestId: string): Promise<Response> {

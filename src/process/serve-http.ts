@@ -7,6 +7,7 @@ import { databaseTimeouts, openDatabase } from '../db/client.js'
 import { createApp } from '../app.js'
 import { createDeps } from '../deps.js'
 import { startWorker } from './worker.js'
+import { createSmppGateway, smppOptionsFromEnv } from '../sms/smpp/smpp-gateway.js'
 import { createDatabaseBreaker } from '../db/breaker.js'
 import { createDrain, createListener, serverOptions } from './http-listener.js'
 import { connectionsPerAddress, shareConnections } from './connection-share.js'
@@ -34,7 +35,10 @@ export async function serveHttp(
     sqliteCacheMib: env.SQLITE_CACHE_MIB,
     onQueryEvent: metrics.observeQuery,
   }).catch((error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)))
-  const deps = createDeps(database, env, { logger })
+  // SMS_GATEWAY=smpp: this instance's own bind, started once the deps it reports through exist.
+  const smppGateway = env.SMS_GATEWAY === 'smpp' ? createSmppGateway(smppOptionsFromEnv(env, logger)) : undefined
+  const deps = createDeps(database, env, { logger, gateway: smppGateway })
+  smppGateway?.start(deps)
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.
   const ready = () => (drain.draining ? Promise.resolve(false) : database.ready())
   const breaker = createDatabaseBreaker({
@@ -115,6 +119,8 @@ export async function serveHttp(
     // another instance send them again; the worker's current tick may still be writing, and the
     // pool's close waits for its queries.
     await Promise.race([workerStopped, new Promise((resolve) => setTimeout(resolve, 2000).unref())])
+    // The SMSC hears an unbind rather than a dropped connection (it waits at most a second for the answer).
+    await deps.gateway.stop?.()
     await Promise.race([deps.apiKeyCache.idle().then(() => database.close()), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
     // The spans still buffered (the last requests') go out before the process ends.
     if (tracing)

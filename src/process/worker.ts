@@ -20,10 +20,12 @@ export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Disp
   const bulkSends = await resumeBulkSends(deps, owner)
   const submissions = await sweepSubmissions(deps, owner)
   const events = await applyDueCarrierEvents(deps, owner)
+  // A connector's own leftovers (SMPP receipts that arrived before their submit_sm_resp was recorded).
+  const gateway = (await deps.gateway.sweep?.()) ?? 0
   const deliveries = dispatcher ? { started: await dispatcher.pump() } : await dispatchDueDeliveries(deps, { owner })
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
   const contactChangesPurged = await purgeContactChanges(deps)
-  return { bulkSends, submissions, events, deliveries, idempotencyPurged, contactChangesPurged }
+  return { bulkSends, submissions, events, gateway, deliveries, idempotencyPurged, contactChangesPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */

@@ -49,3 +49,29 @@ function pack(widths: number[], single: number, multi: number) {
   }
   return { units, pages }
 }
+
+/**
+ * The texts of the pages `segment` counts, in order: the same greedy fill, so a connector sends
+ * exactly as many parts as were charged. One page (the whole text) when it fits in one.
+ */
+export function splitPages(text: string): string[] {
+  const seg = segment(text)
+  if (seg.pages <= 1) return [text]
+  const multi = seg.encoding === 'GSM_7' ? 153 : 67
+  const width = seg.encoding === 'GSM_7' ? (c: string) => (extension.has(c) ? 2 : 1) : (c: string) => c.length
+  const pages: string[] = []
+  let current = ''
+  let used = 0
+  for (const c of text) {
+    const w = width(c)
+    if (used + w > multi) {
+      pages.push(current)
+      current = ''
+      used = 0
+    }
+    current += c
+    used += w
+  }
+  pages.push(current)
+  return pages
+}

@@ -31,6 +31,24 @@ export class TransientGatewayError extends Error {
   }
 }
 
+/** What a gateway answers for an accepted message. */
+export interface SubmitAccepted {
+  gatewayMessageId: string
+  mccmnc?: string
+  /**
+   * A final carrier status to record with SENT, when the gateway knows the carrier will never report
+   * one: an SMPP part that went out but whose answer was lost (docs/sms.md "Crashes") is UNKNOWN.
+   */
+  finalReport?: { status: string; errorCode: string }
+}
+
+/** What an operator or a probe sees of a gateway's connection (`/readyz`, `/metrics`). */
+export interface GatewayHealth {
+  /** `bound` when the gateway can take messages now (always for the sandbox). */
+  state: string
+  bound: boolean
+}
+
 /**
  * The seam to a carrier. A connector (SMPP bind, HTTP aggregator) implements `submit` and reports
  * what happens next through `recordCarrierStatus` (src/sms/record-status.ts) with the id it
@@ -46,5 +64,11 @@ export interface SmsGateway {
    * submit of an id the carrier already has answers the first gateway id and sends nothing more
    * (SMPP: check by client reference before submit_sm; HTTP: pass the id as the idempotency key).
    */
-  submit(message: OutgoingSms, context: GatewayContext): Promise<{ gatewayMessageId: string; mccmnc?: string }>
+  submit(message: OutgoingSms, context: GatewayContext): Promise<SubmitAccepted>
+  /** The connection's state; absent: always able to take messages. */
+  health?(): GatewayHealth
+  /** Background work of the connector (the worker tick): reports that waited for their message. */
+  sweep?(): Promise<number>
+  /** Closes the connection cleanly (SIGTERM): an SMPP unbind. */
+  stop?(): Promise<void>
 }

@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.js'
 import { TransientGatewayError } from './gateway.js'
 import { applyStatusChange } from './record-status.js'
+import { mapCarrierStatus } from './delivery-status.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 
 type SubmitDeps = Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>
@@ -72,6 +73,15 @@ export async function submitHeld(deps: SubmitDeps, messageId: string, token: str
     await tx.message.update({ where: { id: messageId }, data: { gatewayMessageId: accepted.gatewayMessageId } })
     // Ignored when the carrier's final report was applied first (resubmission after a crash).
     await applyStatusChange(tx, messageId, { status: 'SENT', mccmnc: accepted.mccmnc, at: now }, changes)
+    if (accepted.finalReport) {
+      const { status, errorCode } = accepted.finalReport
+      await applyStatusChange(
+        tx,
+        messageId,
+        { status: mapCarrierStatus(status), carrierStatus: status, carrierErrorCode: errorCode, at: now },
+        changes,
+      )
+    }
     return 'SENT' as const
   })
   await publishStatusChanges(deps, changes)

@@ -7,6 +7,8 @@ const READY_TIMEOUT_MS = 900
 export interface OpenRoutes {
   /** Readiness: database reachable and migrations applied. */
   ready: () => Promise<boolean>
+  /** The SMS gateway's connection, shown on /readyz but not required (src/sms/gateway.ts). */
+  gateway?: () => Record<string, unknown> | null
   /** GET /metrics, when METRICS_ENABLED (it checks METRICS_TOKEN itself). */
   metrics: ((request: Request, requestId: string) => Promise<Response> | Response) | null
   /** The pages: /, /api/openapi.json, /api/docs (src/web/); null for any other path. */
@@ -32,7 +34,9 @@ export function openRoutesStage(routes: OpenRoutes): Stage {
         routes.ready().catch(() => false),
         new Promise<false>((r) => setTimeout(r, READY_TIMEOUT_MS, false).unref()),
       ])
-      return json({ status: ok ? 'ready' : 'not ready' }, ok ? 200 : 503)
+      // The SMS gateway's connection is shown, not required: unbound, messages wait as PENDING (docs/sms.md).
+      const gateway = routes.gateway?.()
+      return json({ status: ok ? 'ready' : 'not ready', ...(gateway ? { smsGateway: gateway } : {}) }, ok ? 200 : 503)
     }
     const page = routes.pages(request, url)
     if (page) return page
