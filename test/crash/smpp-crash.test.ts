@@ -99,6 +99,8 @@ describe.each(targets)('SMPP crash safety on $name', (target) => {
     } finally {
       await stop(server)
     }
+    // SIGTERM unbinds (the killed lives never did).
+    expect(smsc.unbinds).toBe(1)
 
     // No text reached the SMSC twice.
     const counts = new Map<string, number>()

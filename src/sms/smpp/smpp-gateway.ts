@@ -218,14 +218,20 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
       )
 
       const accepted = results.filter((r): r is Extract<PartResult, { kind: 'accepted' }> => r.kind === 'accepted')
-      for (const r of accepted) {
-        await db.smppPart.updateMany({ where: { messageId: message.id, part: r.part }, data: { smscMessageId: r.id } })
+      try {
+        for (const r of accepted) {
+          await db.smppPart.updateMany({ where: { messageId: message.id, part: r.part }, data: { smscMessageId: r.id } })
+        }
+        // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
+        const notTaken = results
+          .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
+          .map((r) => r.part)
+        if (notTaken.length) await db.smppPart.deleteMany({ where: { messageId: message.id, part: { in: notTaken } } })
+      } catch (error) {
+        // The database failed after the PDUs left: not a refusal. The retry finds the parts without
+        // ids and never sends them again (UNKNOWN); parts not taken may stay as rows (UNKNOWN too).
+        throw new TransientGatewayError(`smpp answers not recorded: ${(error as Error).message}`)
       }
-      // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
-      const notTaken = results
-        .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
-        .map((r) => r.part)
-      if (notTaken.length) await db.smppPart.deleteMany({ where: { messageId: message.id, part: { in: notTaken } } })
       if (accepted.length && deps) {
         // Receipts that came before these answers were recorded (maybe to another instance).
         const ready = deps
