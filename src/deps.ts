@@ -78,6 +78,7 @@ export function createDeps(
         events,
         ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind],
         revocations: database.revocationProbe,
+        clock: overrides.clock ?? systemClock,
       }),
     directRead: database.directRead,
     directTransaction: database.directTransaction ?? prismaTransaction(database.prisma, database.kind),

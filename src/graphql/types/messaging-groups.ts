@@ -87,12 +87,14 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
 
 builder.queryFields((t) => ({
   groups: t.field({
+    scope: 'read',
     type: GroupPage,
     description: "The account's groups by name, a page at a time.",
     args: listArgs(t.arg, 'Case-insensitive substring of name or description.'),
     resolve: async (_root, args, ctx) => ({ accountId: (await ctx.account()).id, request: pageRequest(args) }),
   }),
   group: t.prismaField({
+    scope: 'read',
     type: 'Group',
     nullable: true,
     description: 'A group of the account by uuid. Null, with a NOT_FOUND error, when there is none.',
@@ -132,6 +134,7 @@ const CreateGroupPayload = builder.objectRef<{ groupId: string; created: boolean
 
 builder.mutationFields((t) => ({
   createGroup: t.field({
+    scope: 'contacts:write',
     type: CreateGroupPayload,
     description: 'Creates a group; a group of the same name (case-insensitive) is returned unchanged instead.',
     args: { input: t.arg({ type: CreateGroupInput, required: true, description: 'The group.' }) },
@@ -141,6 +144,7 @@ builder.mutationFields((t) => ({
     },
   }),
   updateGroup: t.prismaField({
+    scope: 'contacts:write',
     type: 'Group',
     description: 'Changes the given fields of a group. A name or code that would collide is a CONFLICT.',
     args: {
@@ -153,6 +157,7 @@ builder.mutationFields((t) => ({
     },
   }),
   deleteGroup: t.field({
+    scope: 'contacts:write',
     type: DeletedPayload,
     description: 'Deletes the group; its contacts stay.',
     args: { id: t.arg.id({ required: true, description: 'The group uuid or global id.' }) },
@@ -177,6 +182,7 @@ const GROUP_ORDER: KeysetOrder = {
 builder.queryField('groupsConnection', (t) =>
   t.connection(
     {
+      scope: 'read',
       type: Group,
       description: "The account's groups as a Relay connection (cursor pagination), in the order of `groups`.",
       args: { search: t.arg.string({ description: 'Case-insensitive substring of name or description.' }) },
