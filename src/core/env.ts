@@ -151,6 +151,8 @@ const schema = z.object({
       }
     })
     .default([]),
+  /** Days the audit log keeps an entry (docs/console.md "Audit log"); the worker purges older ones. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
 })
 
 /** An exact serialized origin, as browsers send it in `Origin`: http(s), lower case, no path, no default port. */

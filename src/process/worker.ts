@@ -6,6 +6,7 @@ import { sweepSubmissions } from '../sms/submit-sms.js'
 import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from '../webhooks/dispatcher.js'
 import { purgeExpiredIdempotencyRecords } from '../idempotency/purge-expired.js'
 import { purgeContactChanges } from '../messaging/remembered-searches.js'
+import { purgeExpiredAuditEvents } from '../audit/purge-audit.js'
 
 /**
  * One pass of background work: SMS submissions left over (crash, gateway outage, deadline), then
@@ -19,7 +20,8 @@ export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Disp
   const deliveries = dispatcher ? { started: await dispatcher.pump() } : await dispatchDueDeliveries(deps, { owner })
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
   const contactChangesPurged = await purgeContactChanges(deps)
-  return { submissions, events, deliveries, idempotencyPurged, contactChangesPurged }
+  const auditPurged = await purgeExpiredAuditEvents(deps)
+  return { submissions, events, deliveries, idempotencyPurged, contactChangesPurged, auditPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */

@@ -1,4 +1,6 @@
 import { builder } from '../builder.js'
+import { auditSource } from '../audit-source.js'
+import { recordAudit } from '../../audit/record-audit.js'
 import { DeletedPayload } from './common.js'
 import { prismaConnection } from '../connections.js'
 import { newestFirst } from '../keyset.js'
@@ -102,6 +104,7 @@ const WebhookSecretPayload = builder.objectRef<{ accountId: string; secret: stri
 
 builder.queryFields((t) => ({
   webhook: t.prismaField({
+    scope: 'read',
     type: WebhookEndpoint,
     nullable: true,
     description: "The account's webhook; null when none is set.",
@@ -109,6 +112,7 @@ builder.queryFields((t) => ({
       ctx.deps.db.webhookEndpoint.findUnique({ ...query, where: { accountId: (await ctx.account()).id } }),
   }),
   webhookDeliveries: t.prismaField({
+    scope: 'read',
     type: ['WebhookDelivery'],
     description: 'Newest first.',
     args: {
@@ -132,6 +136,7 @@ const DELIVERY_ORDER = newestFirst('webhook-deliveries')
 builder.queryField('webhookDeliveriesConnection', (t) =>
   t.connection(
     {
+      scope: 'read',
       type: WebhookDelivery,
       description: "The account's webhook deliveries, newest first, as a Relay connection (cursor pagination).",
       args: { state: t.arg({ type: WebhookDeliveryState, description: 'Only deliveries in this state.' }) },
@@ -154,15 +159,19 @@ builder.queryField('webhookDeliveriesConnection', (t) =>
 
 builder.mutationFields((t) => ({
   setWebhook: t.field({
+    scope: 'webhooks:manage',
     type: WebhookSecretPayload,
     description: 'Registers the webhook URL (keeps an existing secret; enables a disabled endpoint).',
     args: { url: t.arg.string({ required: true, description: 'A public http(s) URL.' }) },
     resolve: async (_root, { url }, ctx) => {
-      const endpoint = await setWebhook(ctx.deps, (await ctx.account()).id, url)
+      const source = await auditSource(ctx)
+      const endpoint = await setWebhook(ctx.deps, source.accountId, url)
+      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.set', target: endpoint.url })
       return { accountId: endpoint.accountId, secret: endpoint.secret }
     },
   }),
   rotateWebhookSecret: t.field({
+    scope: 'webhooks:manage',
     type: WebhookSecretPayload,
     description:
       'Replaces the signing secret. During the overlap each request carries two signatures in webhook-signature, from the new secret and from the one before, so receivers can switch at their own pace.',
@@ -173,11 +182,19 @@ builder.mutationFields((t) => ({
       }),
     },
     resolve: async (_root, { overlapHours }, ctx) => {
-      const endpoint = await rotateWebhookSecret(ctx.deps, (await ctx.account()).id, overlapHours ?? DEFAULT_OVERLAP_HOURS)
+      const source = await auditSource(ctx)
+      const endpoint = await rotateWebhookSecret(ctx.deps, source.accountId, overlapHours ?? DEFAULT_OVERLAP_HOURS)
+      await recordAudit(ctx.deps.db, {
+        ...source,
+        action: 'webhook.rotate_secret',
+        target: endpoint.url,
+        details: { overlapHours: overlapHours ?? DEFAULT_OVERLAP_HOURS },
+      })
       return { accountId: endpoint.accountId, secret: endpoint.secret }
     },
   }),
   sendTestWebhook: t.prismaField({
+    scope: 'webhooks:manage',
     type: 'WebhookDelivery',
     description:
       'Queues a test event to the webhook: a delivery like the others (signed, retried, in webhookDeliveries) with the body `{"test":true,"id","message","sentAt"}`. NOT_FOUND without a webhook.',
@@ -189,15 +206,19 @@ builder.mutationFields((t) => ({
     },
   }),
   removeWebhook: t.field({
+    scope: 'webhooks:manage',
     type: DeletedPayload,
     description: 'Removes the webhook; pending deliveries fail and reports stay available by polling. deletedId is the account id.',
     resolve: async (_root, _args, ctx) => {
-      const accountId = (await ctx.account()).id
+      const source = await auditSource(ctx)
+      const accountId = source.accountId
       await removeWebhook(ctx.deps, accountId)
+      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.remove' })
       return { deletedId: accountId }
     },
   }),
   redeliverWebhook: t.prismaField({
+    scope: 'webhooks:manage',
     type: 'WebhookDelivery',
     description: 'Sends a delivery again from the start of the retry schedule, with the same webhook-id.',
     args: { id: t.arg.id({ required: true, description: 'The delivery id (webhook-id).' }) },
@@ -216,6 +237,7 @@ const announce = (ctx: Context, accountId: string, deliveryId: string) =>
 
 builder.subscriptionField('webhookDeliveryUpdates', (t) =>
   t.prismaField({
+    scope: 'read',
     type: 'WebhookDelivery',
     description:
       "Each of the account's webhook deliveries as it changes: queued (a report update, a test event, a replay) and after each attempt. Needs an API key or a console session.",
