@@ -140,32 +140,55 @@ interface ApiKey {
   id: string
   prefix: string
   label: string | null
+  scopes: string[]
   createdAt: string
   lastUsedAt: string | null
   revokedAt: string | null
+  expiresAt: string | null
 }
+
+/** The scopes a new key may get (ApiKeyScope), with what each allows. */
+const SCOPE_CHOICES: [string, string][] = [
+  ['READ', 'Read contacts, groups, messages and the webhook'],
+  ['CONTACTS_WRITE', 'Change contacts and groups'],
+  ['SMS_SEND', 'Send SMS'],
+  ['SMS_RECEIVE', 'Report SMS received on hosted SIMs'],
+  ['WEBHOOKS_MANAGE', 'Manage the webhook'],
+  ['CHANNELS_MANAGE', 'Operate channels'],
+  ['ADMIN', 'Manage keys, console links and read the audit log'],
+]
+
+const scopeName = (value: string) => value.toLowerCase().replace('_', ':')
 
 function KeysSection() {
   const [keys, setKeys] = useState<ApiKey[]>([])
   const [label, setLabel] = useState('')
+  const [scopes, setScopes] = useState<string[]>(SCOPE_CHOICES.map(([value]) => value))
+  const [expiresInDays, setExpiresInDays] = useState('')
+  const [graceHours, setGraceHours] = useState('24')
   const [error, setError] = useState<string | null>(null)
   const [created, setCreated] = useState<string | null>(null)
   const [copied, setCopied] = useState(false)
   const [confirming, setConfirming] = useState<string | null>(null)
+  const [rolling, setRolling] = useState<string | null>(null)
   const load = useCallback(async () => {
     const r = await gql<{ apiKeys: ApiKey[] }>(D.apiKeys)
     if (r.data) setKeys(r.data.apiKeys)
   }, [])
   useEffect(() => void load(), [load])
+  function shown(key: string) {
+    setCreated(key)
+    setCopied(false)
+  }
   async function create(event: Event) {
     event.preventDefault()
-    const r = await gql<{ createApiKey: { key: string } }>(D.createApiKey, {
-      label,
-    })
+    const days = expiresInDays.trim()
+    if (days && !/^[1-9]\d{0,4}$/.test(days)) return setError('Expires in: a whole number of days, or empty for never')
+    const expiresAt = days ? new Date(Date.now() + Number(days) * 86_400_000).toISOString() : null
+    const r = await gql<{ createApiKey: { key: string } }>(D.createApiKey, { label, scopes, expiresAt })
     setError(problem(r.errors))
     if (r.data) {
-      setCreated(r.data.createApiKey.key)
-      setCopied(false)
+      shown(r.data.createApiKey.key)
       setLabel('')
       await load()
     }
@@ -176,6 +199,14 @@ function KeysSection() {
     setConfirming(null)
     await load()
   }
+  async function roll(id: string) {
+    if (!/^\d{1,3}$/.test(graceHours.trim())) return setError('Grace period: a whole number of hours from 0 to 720')
+    const r = await gql<{ rollApiKey: { key: string } }>(D.rollApiKey, { id, graceHours: Number(graceHours) })
+    setError(problem(r.errors))
+    setRolling(null)
+    if (r.data) shown(r.data.rollApiKey.key)
+    await load()
+  }
   async function copy() {
     if (!created) return
     await navigator.clipboard.writeText(created).then(
@@ -183,20 +214,44 @@ function KeysSection() {
       () => setCopied(false),
     )
   }
+  const toggle = (value: string, on: boolean) => setScopes((now) => (on ? [...now, value] : now.filter((s) => s !== value)))
+  const expired = (k: ApiKey) => k.expiresAt !== null && new Date(k.expiresAt).getTime() <= Date.now()
   return (
     <section aria-labelledby="keys-heading">
       <h2 id="keys-heading">API keys</h2>
-      <form onSubmit={create} class="row" noValidate>
-        <div>
-          <label for="key-label">Label of a new key</label>
-          <input
-            id="key-label"
-            value={label}
-            maxLength={100}
-            onInput={(e) => setLabel(e.currentTarget.value)}
-            aria-describedby="key-error"
-          />
+      <form onSubmit={create} noValidate>
+        <div class="row">
+          <div>
+            <label for="key-label">Label of a new key</label>
+            <input
+              id="key-label"
+              value={label}
+              maxLength={100}
+              onInput={(e) => setLabel(e.currentTarget.value)}
+              aria-describedby="key-error"
+            />
+          </div>
+          <div>
+            <label for="key-expires">Expires in (days; empty: never)</label>
+            <input
+              id="key-expires"
+              inputMode="numeric"
+              value={expiresInDays}
+              size={6}
+              onInput={(e) => setExpiresInDays(e.currentTarget.value)}
+              aria-describedby="key-error"
+            />
+          </div>
         </div>
+        <fieldset>
+          <legend>What the key may do</legend>
+          {SCOPE_CHOICES.map(([value, text]) => (
+            <label key={value} style="font-weight: normal; display: block">
+              <input type="checkbox" checked={scopes.includes(value)} onChange={(e) => toggle(value, e.currentTarget.checked)} />{' '}
+              <code>{scopeName(value)}</code> {text}
+            </label>
+          ))}
+        </fieldset>
         <button type="submit">Create key</button>
       </form>
       <ErrorText id="key-error" text={error} />
@@ -211,16 +266,20 @@ function KeysSection() {
           </p>
         </div>
       )}
-      <Table columns={['Key', 'Label', 'Created', 'Last used', 'Status']}>
+      <Table columns={['Key', 'Label', 'Scopes', 'Created', 'Last used', 'Expires', 'Status']}>
         {keys.map((k) => (
           <tr key={k.id} data-prefix={k.prefix}>
             <td class="mono">{k.prefix}…</td>
             <td>{k.label ?? '—'}</td>
+            <td>{k.scopes.length === SCOPE_CHOICES.length ? 'all' : k.scopes.map(scopeName).join(', ')}</td>
             <td>{when(k.createdAt)}</td>
             <td>{k.lastUsedAt ? when(k.lastUsedAt) : 'never'}</td>
+            <td>{k.expiresAt ? when(k.expiresAt) : 'never'}</td>
             <td>
               {k.revokedAt ? (
                 `revoked ${when(k.revokedAt)}`
+              ) : expired(k) ? (
+                'expired'
               ) : confirming === k.id ? (
                 <span class="row">
                   <span>Revoke {k.prefix}? Requests with it will be refused.</span>
@@ -231,15 +290,111 @@ function KeysSection() {
                     Cancel
                   </button>
                 </span>
+              ) : rolling === k.id ? (
+                <span class="row">
+                  <label for={`grace-${k.id}`}>Old key keeps working (hours)</label>
+                  <input
+                    id={`grace-${k.id}`}
+                    inputMode="numeric"
+                    size={4}
+                    value={graceHours}
+                    onInput={(e) => setGraceHours(e.currentTarget.value)}
+                  />
+                  <button type="button" onClick={() => roll(k.id)}>
+                    Roll {k.prefix}
+                  </button>
+                  <button type="button" class="secondary" onClick={() => setRolling(null)}>
+                    Cancel
+                  </button>
+                </span>
               ) : (
-                <button type="button" class="secondary" aria-label={`Revoke ${k.prefix}`} onClick={() => setConfirming(k.id)}>
-                  Revoke
-                </button>
+                <span class="row">
+                  <button type="button" class="secondary" aria-label={`Roll ${k.prefix}`} onClick={() => setRolling(k.id)}>
+                    Roll
+                  </button>
+                  <button type="button" class="secondary" aria-label={`Revoke ${k.prefix}`} onClick={() => setConfirming(k.id)}>
+                    Revoke
+                  </button>
+                </span>
               )}
             </td>
           </tr>
         ))}
       </Table>
+    </section>
+  )
+}
+
+// ---------------------------------------------------------------- audit log
+
+interface AuditEntry {
+  id: string
+  at: string
+  actorKind: string
+  actorLabel: string
+  action: string
+  target: string | null
+  details: string | null
+  address: string | null
+}
+
+interface AuditPage {
+  auditEvents: { totalCount: number; edges: { node: AuditEntry }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } }
+}
+
+function AuditSection() {
+  const [entries, setEntries] = useState<AuditEntry[]>([])
+  const [total, setTotal] = useState(0)
+  // The cursors of the pages seen, so "Newer" goes back without counting offsets.
+  const [cursors, setCursors] = useState<(string | null)[]>([null])
+  const [next, setNext] = useState<string | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const show = useCallback(async (after: string | null) => {
+    const r = await gql<AuditPage>(D.auditEvents, { after })
+    setError(problem(r.errors))
+    if (!r.data) return false
+    setEntries(r.data.auditEvents.edges.map((e) => e.node))
+    setTotal(r.data.auditEvents.totalCount)
+    setNext(r.data.auditEvents.pageInfo.hasNextPage ? r.data.auditEvents.pageInfo.endCursor : null)
+    return true
+  }, [])
+  useEffect(() => void show(null), [show])
+  async function older() {
+    if (next && (await show(next))) setCursors((c) => [...c, next])
+  }
+  async function newer() {
+    const previous = cursors.slice(0, -1)
+    if (previous.length && (await show(previous.at(-1)!))) setCursors(previous)
+  }
+  return (
+    <section aria-labelledby="audit-heading">
+      <h2 id="audit-heading">Audit log</h2>
+      <p class="muted">
+        Every change to keys, console sessions, the webhook and account settings: who, what, when and from where ({total} entries).
+      </p>
+      <ErrorText id="audit-error" text={error} />
+      <Table columns={['When', 'Who', 'What', 'On', 'From']} testId="audit-log">
+        {entries.map((e) => (
+          <tr key={e.id}>
+            <td>{when(e.at)}</td>
+            <td>{e.actorKind === 'API_KEY' ? <span class="mono">{e.actorLabel}…</span> : e.actorLabel}</td>
+            <td>
+              <code>{e.action}</code>
+              {e.details && <div class="muted mono">{e.details}</div>}
+            </td>
+            <td class="mono">{e.target ?? '—'}</td>
+            <td class="mono">{e.address ?? '—'}</td>
+          </tr>
+        ))}
+      </Table>
+      <p class="row">
+        <button type="button" class="secondary" disabled={cursors.length < 2} onClick={() => void newer()}>
+          Newer
+        </button>
+        <button type="button" class="secondary" disabled={!next} onClick={() => void older()}>
+          Older
+        </button>
+      </p>
     </section>
   )
 }
@@ -701,6 +856,9 @@ function Console() {
               <a href="#keys-heading">API keys</a>
             </li>
             <li>
+              <a href="#audit-heading">Audit log</a>
+            </li>
+            <li>
               <a href="#webhook-heading">Webhook</a>
             </li>
             <li>
@@ -720,6 +878,7 @@ function Console() {
         <AccountSection account={account} />
         <KeysSection />
         <WebhookSection />
+        <AuditSection />
       </main>
     </>
   )

@@ -68,6 +68,8 @@ interface GraphqlExtras {
   requestId: string
   verified?: Promise<AuthenticatedAccount | null>
   consoleSessionId?: string | null
+  /** The client's address as the door saw it, for the audit log (src/audit/). */
+  address?: string | null
 }
 
 export interface App {
@@ -115,7 +117,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
     context: (initial) => {
       const given = initial.requestId === undefined ? graphqlRequests.get(initial.request) : initial
       if (!given?.requestId) throw new Error('a /graphql request reached Yoga without its request id')
-      return createContext(deps, initial.request, given.requestId, given.verified, given.consoleSessionId)
+      return createContext(deps, initial.request, given.requestId, given.verified, given.consoleSessionId, given.address)
     },
     maskedErrors: {
       maskError(error, message, isDev) {
@@ -250,7 +252,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
         if (error instanceof AppError) return graphqlRefusal(error)
         throw error
       }
-      graphqlRequests.set(bounded, { requestId, verified, consoleSessionId })
+      graphqlRequests.set(bounded, { requestId, verified, consoleSessionId, address: door.address.address })
       // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
       if (!request.headers.get('accept')?.includes('text/event-stream')) {
         const answer = await yoga.fetch(bounded)
@@ -279,7 +281,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       return live.track(response, admission.release, (close) => hold(credentials, close))
     }
     if (!watchingChannels && CHANNEL_PATH.test(url.pathname)) watchChannels()
-    const context = createContext(deps, request, requestId, verified)
+    const context = createContext(deps, request, requestId, verified, null, door.address.address)
     const handled = await rest.handle(request, url, { context, requestId, now: deps.clock.now() })
     return handled ?? errorResponse(new AppError('NOT_FOUND', `No route for ${url.pathname}`), 'messaging', requestId)
   }

@@ -81,6 +81,7 @@ export function createDeps(
         events,
         ttlMs: env.API_KEY_CACHE_MS ?? DEFAULT_API_KEY_CACHE_MS[database.kind],
         revocations: database.revocationProbe,
+        clock: overrides.clock ?? systemClock,
       }),
     commitProbe: database.commitProbe,
     directRead: database.directRead,

@@ -8,6 +8,7 @@ import { targets } from './kit/databases.js'
 import { TestKit, useKit } from './kit/kit.js'
 import { authenticateApiKey, createApiKey, revokeApiKey, sha256 } from '../src/auth/api-keys.js'
 import { createApiKeyCache } from '../src/auth/api-key-cache.js'
+import { ALL_SCOPES } from '../src/auth/scopes.js'
 import { startFaultProxy, type FaultProxy } from './kit/fault-proxy.js'
 import { API_KEY_REVOKED } from '../src/auth/api-key-revoked.js'
 import { createInProcessBus } from '../src/events/in-process-bus.js'
@@ -81,7 +82,15 @@ describe.each(targets)('API key cache on $name', (target) => {
     const s = await kit.seed().account('One Statement')
     kit.statements.length = 0
     const account = await authenticateApiKey(kit.db, s.key)
-    expect(account).toEqual({ id: s.account.id, name: 'One Statement', timezone: 'UTC', keyId: expect.any(String) })
+    expect(account).toEqual({
+      id: s.account.id,
+      name: 'One Statement',
+      timezone: 'UTC',
+      keyId: expect.any(String),
+      keyPrefix: s.key.slice(0, 15),
+      scopes: ALL_SCOPES,
+      keyExpiresAt: null,
+    })
     expect(kit.statements).toHaveLength(1)
     expect(kit.statements[0]).toMatch(/JOIN "Account"/)
     // Directly (Database.directRead, what the service uses): the same answer, the same one statement.
@@ -156,6 +165,9 @@ describe.each(targets)('API key cache on $name', (target) => {
       name: 'Acme',
       timezone: 'UTC',
       keyId: expect.any(String),
+      keyPrefix: s.key.slice(0, 15),
+      scopes: ALL_SCOPES,
+      keyExpiresAt: null,
     })
     expect(kit.statements).toEqual([])
   })

@@ -17,6 +17,8 @@ import { createBudget } from '../src/door/budget.js'
 import { createCredentialsStage } from '../src/door/credentials.js'
 import { createCorsPolicy } from '../src/http/cors.js'
 import { sessionGate } from '../src/console/sessions.js'
+import type { AuthenticatedAccount } from '../src/auth/api-keys.js'
+import { ALL_SCOPES } from '../src/auth/scopes.js'
 
 const door = (path: string, init: RequestInit = {}, peer?: string): Door => ({
   request: new Request(`http://localhost${path}`, init),
@@ -146,7 +148,15 @@ describe('budget', () => {
     RATE_LIMIT_ANONYMOUS_BURST: 1,
   })
   const stage = budgetStage(budget, (_d, message, wait) => new Response(message, { status: 429, headers: { 'retry-after': String(wait) } }))
-  const account = { id: 'acc', name: 'A', timezone: 'UTC', keyId: 'k1' }
+  const account: AuthenticatedAccount = {
+    id: 'acc',
+    name: 'A',
+    timezone: 'UTC',
+    keyId: 'k1',
+    keyPrefix: 'gk_k1',
+    scopes: ALL_SCOPES,
+    keyExpiresAt: null,
+  }
   const keyed = (keyId: string): Door => ({
     ...door('/x'),
     address: { address: '203.0.113.1', key: '203.0.113.1' },

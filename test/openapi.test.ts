@@ -4,7 +4,7 @@ import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { ResponseContract } from './kit/response-contract.js'
 import { restRoutes } from '../rest-compat/routes.js'
-import { buildOpenApiDocument, openApiPath, type OpenApiDocument } from '../rest-compat/openapi/build-document.js'
+import { buildOpenApiDocument, openApiPath, scopesOf, type OpenApiDocument } from '../rest-compat/openapi/build-document.js'
 import { documentationGaps } from '../rest-compat/openapi/documentation-gaps.js'
 import { ASSETS_PATH } from '../src/web/swagger-ui-assets.js'
 import { GRAPHIQL_HEADERS } from '../src/web/graphiql.js'
@@ -63,7 +63,9 @@ describe('the OpenAPI document (generated from the route table)', () => {
       const statuses = Object.keys(op.responses).map(Number)
       const route = restRoutes.find((r) => openApiPath(r.path) === path && r.method.toLowerCase() === method)!
       if (route.api === 'messaging') {
-        expect(op.security, path).toEqual([{ bearerAuth: [] }])
+        // The API key scopes of the GraphQL fields the route runs (test/api-key-scopes.test.ts).
+        expect(op.security, path).toEqual([{ bearerAuth: scopesOf(route) }])
+        expect(scopesOf(route).length, path).toBeGreaterThan(0)
         expect(statuses, path).toEqual(expect.arrayContaining([200, 401, 404, 405, 429, 500, 503]))
         if (route.body) expect(statuses, path).toEqual(expect.arrayContaining([400, 413, 415, 422]))
         if (method === 'post') expect(statuses, path).toEqual(expect.arrayContaining([409, 422]))

@@ -1,7 +1,9 @@
 // Builds the OpenAPI 3.1 document of the REST layer from the route table: each route's `openapi`
 // entry gives its operation; the error answers, security and shared schemas are added here, so the
 // document cannot list a path the router does not serve or miss one it does.
+import { Kind, type OperationDefinitionNode } from 'graphql'
 import type { RestRoute } from '../route.js'
+import { schema } from '../../src/graphql/schema.js'
 import { channelSchemas } from './channel-schemas.js'
 import { errorResponseName, errorResponses, errorSchemas, errorStatusesOf, responseHeaders } from './error-responses.js'
 import { messagingSchemas } from './messaging-schemas.js'
@@ -73,7 +75,8 @@ export function buildOpenApiDocument(routes: RestRoute[], options: { version: st
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'An API key of the account (`gk_…`), created with `npm run cli -- account:create` or `apikey:create`.',
+          description:
+            'An API key of the account (`gk_…`), created with `npm run cli -- account:create` or `apikey:create`. Each operation lists the key scopes it needs; a key without one gets 403 FORBIDDEN.',
         },
       },
     },
@@ -156,9 +159,21 @@ function operationOf(route: RestRoute): Operation {
         }
       : {}),
     responses,
-    // Channel routes are public: an empty list overrides nothing but says so explicitly.
-    security: route.api === 'messaging' ? [{ bearerAuth: [] }] : [],
+    // Channel routes are public: an empty list overrides nothing but says so explicitly. A messaging
+    // route needs the scopes of the GraphQL fields its document runs (src/graphql/plugins/field-scopes.ts).
+    security: route.api === 'messaging' ? [{ bearerAuth: scopesOf(route) }] : [],
   }
+}
+
+/** The API key scopes a route needs: those of the root fields its GraphQL document selects. */
+export function scopesOf(route: Pick<RestRoute, 'document'>): string[] {
+  const operation = route.document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+  const root = operation?.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType()
+  const scopes = (operation?.selectionSet.selections ?? []).flatMap((selection) => {
+    const scope = selection.kind === Kind.FIELD ? root?.getFields()[selection.name.value]?.extensions.scope : undefined
+    return typeof scope === 'string' && scope !== 'public' && scope !== 'connector' ? [scope] : []
+  })
+  return [...new Set(scopes)]
 }
 
 const example = (value: unknown) => (value === undefined ? {} : { example: value })

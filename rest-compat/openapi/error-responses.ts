@@ -48,6 +48,14 @@ const messagingErrors: Record<number, ErrorDoc> = {
     example: { error: 'A valid API key is required', code: 'UNAUTHENTICATED' },
     headers: ['WWW-Authenticate'],
   },
+  403: {
+    description: 'FORBIDDEN: the API key lacks the scope the route needs (its `security` entry names it).',
+    example: {
+      error: 'This API key lacks the scope "read"',
+      code: 'FORBIDDEN',
+      details: [{ field: 'scope', message: 'needs the scope read; the key has sms:send' }],
+    },
+  },
   404: {
     description: "NOT_FOUND: unknown path, or an unknown reference (another account's answers the same).",
     example: { error: 'Group not found', code: 'NOT_FOUND' },
@@ -112,7 +120,7 @@ const channelErrors: Record<number, ErrorDoc> = {
 /** The error statuses a route can answer: those of its API, those its body brings, and its own. */
 export function errorStatusesOf(route: RestRoute): number[] {
   const own = route.openapi?.errors ?? []
-  const common = route.api === 'messaging' ? [401, 404, 405, 429, 500, 503] : [404, 405, 500, 503]
+  const common = route.api === 'messaging' ? [401, 403, 404, 405, 429, 500, 503] : [404, 405, 500, 503]
   const body = route.body ? [400, 413, 415, 422] : []
   // Any POST may carry an Idempotency-Key: a repeat while the first runs is a 409, with another body a 422.
   const idempotent = route.api === 'messaging' && route.method === 'POST' ? [409, 422] : []

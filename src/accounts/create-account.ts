@@ -1,14 +1,16 @@
 import type { Db } from '../db/client.js'
 import { validationError } from '../core/errors.js'
-import { createApiKey } from '../auth/api-keys.js'
+import { createApiKey, type AuditSource } from '../auth/api-keys.js'
+import { recordAudit } from '../audit/record-audit.js'
 
-export async function createAccount({ db }: { db: Db }, input: { name: string; timezone?: string }) {
+export async function createAccount({ db }: { db: Db }, input: { name: string; timezone?: string }, audit?: AuditSource) {
   const name = input.name.trim()
   if (!name || name.length > 100) throw validationError([{ field: 'name', message: 'name must be 1 to 100 characters' }])
   const timezone = input.timezone ?? 'UTC'
   if (!isTimeZone(timezone)) throw validationError([{ field: 'timezone', message: `unknown time zone ${timezone}` }])
   const account = await db.account.create({ data: { name, timezone } })
-  const key = await createApiKey({ db }, account.id)
+  if (audit) await recordAudit(db, { accountId: account.id, ...audit, action: 'account.create', details: { name, timezone } })
+  const key = await createApiKey({ db }, account.id, {}, audit)
   return { account, apiKey: key.apiKey }
 }
 

@@ -6,6 +6,7 @@ import type { EventBus } from '../events/event-bus.js'
 import { RESYNC } from '../events/event-bus.js'
 import { apiKeyPrefix, authenticateApiKey, unauthenticated, type AuthenticatedAccount } from './api-keys.js'
 import { API_KEY_REVOKED, isApiKeyRevoked } from './api-key-revoked.js'
+import { systemClock, type Clock } from '../core/clock.js'
 
 export interface ApiKeyCache {
   /** authenticateApiKey, answered from memory for a key verified less than ttlMs ago. */
@@ -40,6 +41,8 @@ export interface ApiKeyCacheOptions {
   revocations?: () => boolean
   /** Monotonic milliseconds. */
   now?: () => number
+  /** Wall time, for keys' expiry (expiresAt): a remembered key past it is refused at once. */
+  clock?: Clock
 }
 
 /**
@@ -65,6 +68,7 @@ export function createApiKeyCache({
   maxEntries = 10_000,
   revocations,
   now = () => performance.now(),
+  clock = systemClock,
 }: ApiKeyCacheOptions): ApiKeyCache {
   const entries = new Map<string, Entry>()
   const byPrefix = new Map<string, string>()
@@ -134,7 +138,7 @@ export function createApiKeyCache({
 
   return {
     async authenticate(apiKey) {
-      if (ttlMs <= 0) return used(await authenticateApiKey(db, apiKey, direct?.read))
+      if (ttlMs <= 0) return used(await authenticateApiKey(db, apiKey, direct?.read, clock.now()))
       const prefix = apiKeyPrefix(apiKey)
       if (!prefix) throw unauthenticated()
       subscribeOnce()
@@ -142,7 +146,9 @@ export function createApiKeyCache({
       // One-shot: a Hash object, its Buffer and the Buffer's base64 cost 1.8 µs; this 0.3 (node 20.12+).
       const digest = hash('sha256', apiKey, 'base64')
       const cached = entries.get(digest)
-      if (cached && cached.expiresAt > now() && events.isLive()) {
+      // A key's own expiry is checked on every use: an entry never outlives it.
+      const keyExpired = (account: AuthenticatedAccount) => account.keyExpiresAt !== null && account.keyExpiresAt <= clock.now().getTime()
+      if (cached && cached.expiresAt > now() && events.isLive() && !keyExpired(cached.account)) {
         // Map order is insertion order: re-inserting makes it the most recently used.
         entries.delete(digest)
         entries.set(digest, cached)
@@ -152,7 +158,7 @@ export function createApiKeyCache({
       const before = invalidations
       // The entry ages from before the lookup: its answer can be no older than ttlMs when it expires.
       const lookedUpAt = now()
-      const account = await authenticateApiKey(db, apiKey, direct?.read)
+      const account = await authenticateApiKey(db, apiKey, direct?.read, clock.now())
       if (before === invalidations && events.isLive()) {
         entries.set(digest, { account, prefix, expiresAt: lookedUpAt + ttlMs })
         byPrefix.set(prefix, digest)

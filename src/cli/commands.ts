@@ -2,7 +2,9 @@ import type { Deps } from '../deps.js'
 import { createConsoleLink } from '../console/sessions.js'
 import { AppError } from '../core/errors.js'
 import { createAccount } from '../accounts/create-account.js'
-import { createApiKey, keyLabel, revokeApiKey } from '../auth/api-keys.js'
+import { createApiKey, keyLabel, MAX_ROLL_GRACE_HOURS, revokeApiKey, rollApiKey } from '../auth/api-keys.js'
+import { ALL_SCOPES, parseStoredScopes, requestedScopes } from '../auth/scopes.js'
+import { OPERATOR, recordAudit } from '../audit/record-audit.js'
 import { linkBaseUrl } from '../core/public-base-url.js'
 import { createEndpoint, ENDPOINT_ORDER, MAX_ENDPOINTS_PER_ACCOUNT, setWebhook } from '../webhooks/endpoints.js'
 import { eventTypesOf, PAYLOAD_FORMATS, WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.js'
@@ -44,18 +46,38 @@ export const commands: Record<string, Command> = {
     usage: 'account:create --name <name> [--timezone <IANA zone>]',
     options: { name: 'the account name (1 to 100 characters)', timezone: 'zone for delivery report times, default UTC' },
     async run(deps, flags) {
-      const { account, apiKey } = await createAccount(deps, { name: required(flags, 'name'), timezone: flags.timezone })
+      const { account, apiKey } = await createAccount(deps, { name: required(flags, 'name'), timezone: flags.timezone }, OPERATOR_AUDIT)
       return { account: { uuid: account.id, name: account.name }, apiKey }
     },
   },
   'apikey:create': {
     summary: 'Issue another API key for an account (printed once)',
-    usage: 'apikey:create --account <uuid> [--label <text>]',
-    options: { account: 'the account uuid', label: 'what to call it (1 to 100 characters), as the console asks' },
+    usage: 'apikey:create --account <uuid> [--label <text>] [--scopes <scope,…>] [--expires-in <N>d|<N>h]',
+    options: {
+      account: 'the account uuid',
+      label: 'what to call it (1 to 100 characters)',
+      scopes: `what it may do, comma-separated, from: ${ALL_SCOPES.join(', ')} (default: all)`,
+      'expires-in': 'it stops working after this long: days (30d) or hours (12h); default never',
+    },
     async run(deps, flags) {
-      const label = flags.label === undefined ? null : keyLabel(flags.label)
-      const key = await createApiKey(deps, required(flags, 'account'), label, deps.env.API_KEYS_PER_ACCOUNT)
-      return { id: key.id, prefix: key.prefix, apiKey: key.apiKey, label }
+      const accountId = await existingAccount(deps, required(flags, 'account'))
+      const options = {
+        label: flags.label === undefined ? null : keyLabel(flags.label),
+        scopes: flags.scopes === undefined ? undefined : requestedScopes(flags.scopes.split(',')),
+        expiresAt:
+          flags['expires-in'] === undefined ? null : new Date(deps.clock.now().getTime() + duration(flags['expires-in'], 'expires-in')),
+        maxLiveKeys: deps.env.API_KEYS_PER_ACCOUNT,
+      }
+      const key = await createApiKey(deps, accountId, options, OPERATOR_AUDIT)
+      const row = await deps.db.apiKey.findUniqueOrThrow({ where: { id: key.id } })
+      return {
+        id: key.id,
+        prefix: key.prefix,
+        apiKey: key.apiKey,
+        label: row.label,
+        scopes: parseStoredScopes(row.scopes),
+        expiresAt: row.expiresAt?.toISOString() ?? null,
+      }
     },
   },
   'apikey:revoke': {
@@ -63,8 +85,27 @@ export const commands: Record<string, Command> = {
     usage: 'apikey:revoke --key <id|prefix|key>',
     options: { key: 'the key id, its prefix, or the whole key' },
     async run(deps, flags) {
-      const key = await revokeApiKey(deps, required(flags, 'key'))
+      const key = await revokeApiKey(deps, required(flags, 'key'), undefined, OPERATOR_AUDIT)
       return { id: key.id, prefix: key.prefix, revokedAt: key.revokedAt!.toISOString() }
+    },
+  },
+  'apikey:roll': {
+    summary: 'Replace an API key with a new one (printed once); the old one works for a grace period',
+    usage: 'apikey:roll --key <id|prefix|key> [--grace-hours <0-720>]',
+    options: {
+      key: 'the key id, its prefix, or the whole key',
+      'grace-hours': `how long the old key keeps working, 0 to ${MAX_ROLL_GRACE_HOURS} (default 24)`,
+    },
+    notes: 'The new key has the same label and scopes; an expiring key gets the same lifetime again, counted from now.',
+    async run(deps, flags) {
+      const grace = flags['grace-hours'] === undefined ? 24 : wholeNumber(flags['grace-hours'], 'grace-hours')
+      const key = await rollApiKey(deps, required(flags, 'key'), grace, undefined, OPERATOR_AUDIT)
+      return {
+        id: key.id,
+        prefix: key.prefix,
+        apiKey: key.apiKey,
+        previous: { id: key.previous.id, prefix: key.previous.prefix, expiresAt: key.previous.expiresAt.toISOString() },
+      }
     },
   },
   'console:link': {
@@ -77,7 +118,7 @@ export const commands: Record<string, Command> = {
     async run(deps, flags, _positionals, io) {
       const account = await existingAccount(deps, required(flags, 'account'))
       const base = await linkBaseUrl(deps)
-      const link = await createConsoleLink({ ...deps, env: { ...deps.env, PUBLIC_BASE_URL: base.url } }, account)
+      const link = await createConsoleLink({ ...deps, env: { ...deps.env, PUBLIC_BASE_URL: base.url } }, account, OPERATOR_AUDIT)
       if (base.recordedAt)
         io.notice(
           `Under ${base.url}, which the server started at ${base.recordedAt.toISOString()} recorded (set PUBLIC_BASE_URL or PORT to choose).`,
@@ -91,7 +132,9 @@ export const commands: Record<string, Command> = {
     usage: 'webhook:set --account <uuid> --url <https://…>',
     options: { account: 'the account uuid', url: 'a public http(s) URL (private addresses need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)' },
     async run(deps, flags) {
-      const endpoint = await setWebhook(deps, await existingAccount(deps, required(flags, 'account')), required(flags, 'url'))
+      const accountId = await existingAccount(deps, required(flags, 'account'))
+      const endpoint = await setWebhook(deps, accountId, required(flags, 'url'))
+      await recordAudit(deps.db, { accountId, ...OPERATOR_AUDIT, action: 'webhook.set', target: endpoint.url })
       return { url: endpoint.url, secret: endpoint.secret }
     },
   },
@@ -179,12 +222,20 @@ export const commands: Record<string, Command> = {
       const price = credits(flags, 'price-per-page')
       if (add === undefined && price === undefined)
         throw new AppError('VALIDATION_FAILED', 'give --add <credits> and/or --price-per-page <credits>')
-      const account = await deps.db.account.update({
-        where: { id },
-        data: {
-          ...(add !== undefined ? { creditBalance: { increment: add } } : {}),
-          ...(price !== undefined ? { pricePerPage: price } : {}),
-        },
+      const account = await deps.db.$transaction(async (tx) => {
+        const account = await tx.account.update({
+          where: { id },
+          data: {
+            ...(add !== undefined ? { creditBalance: { increment: add } } : {}),
+            ...(price !== undefined ? { pricePerPage: price } : {}),
+          },
+        })
+        const details = {
+          ...(add !== undefined ? { added: formatCredits(add) } : {}),
+          ...(price !== undefined ? { pricePerPage: formatCredits(price) } : {}),
+        }
+        await recordAudit(tx, { accountId: id, ...OPERATOR_AUDIT, action: 'account.credit', details })
+        return account
       })
       return {
         account: {
@@ -246,7 +297,9 @@ export const commands: Record<string, Command> = {
           prefix: k.prefix,
           label: k.label,
           createdAt: k.createdAt.toISOString(),
+          scopes: parseStoredScopes(k.scopes),
           revokedAt: k.revokedAt?.toISOString() ?? null,
+          expiresAt: k.expiresAt?.toISOString() ?? null,
           lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
         })),
       }
@@ -337,6 +390,21 @@ export const commands: Record<string, Command> = {
       }
     },
   },
+}
+
+/** The CLI's changes are the operator's; the audit log records no address for them. */
+const OPERATOR_AUDIT = { actor: OPERATOR, address: null }
+
+/** `30d` or `12h` in milliseconds; VALIDATION_FAILED otherwise. */
+function duration(value: string, name: string): number {
+  const match = value.trim().match(/^([1-9]\d{0,5})([dh])$/)
+  if (!match) throw new AppError('VALIDATION_FAILED', `--${name} must be a number of days or hours such as 30d or 12h`)
+  return Number(match[1]) * (match[2] === 'd' ? 86_400_000 : 3_600_000)
+}
+
+function wholeNumber(value: string, name: string): number {
+  if (!/^\d{1,6}$/.test(value.trim())) throw new AppError('VALIDATION_FAILED', `--${name} must be a whole number`)
+  return Number(value)
 }
 
 async function existingAccount(deps: Deps, id: string): Promise<string> {

@@ -141,7 +141,7 @@ export function createConsoleRoutes(deps: Pick<Deps, 'db' | 'clock' | 'env' | 'l
         return message('Sign-in refused', 'Sign in from the page the sign-in link opens.', 403)
       }
       const body = new TextDecoder().decode(await readBodyBytes(request, 4096).catch(() => new Uint8Array()))
-      const { token, expiresAt } = await redeemConsoleLink(deps, new URLSearchParams(body).get('token') ?? '')
+      const { token, expiresAt } = await redeemConsoleLink(deps, new URLSearchParams(body).get('token') ?? '', address ?? null)
       const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - deps.clock.now().getTime()) / 1000))
       return new Response(null, {
         status: 303,

@@ -9,8 +9,12 @@ export const CONSOLE_DOCUMENTS = {
   account: '{ account { name timezone creditBalance pricePerPage } }',
   groups: '{ groups(perPage: 100) { nodes { uuid name subscribable optinCode optoutCode subscriptionSim } } }',
   report: 'query Report($id: ID!) { message(id: $id) { uuid to status done broadcastTime doneDate pages creditsDeducted sandbox } }',
-  apiKeys: '{ apiKeys { id prefix label createdAt lastUsedAt revokedAt } }',
-  createApiKey: 'mutation Create($label: String!) { createApiKey(label: $label) { key } }',
+  apiKeys: '{ apiKeys { id prefix label scopes createdAt lastUsedAt revokedAt expiresAt } }',
+  createApiKey:
+    'mutation Create($label: String!, $scopes: [ApiKeyScope!], $expiresAt: DateTime) { createApiKey(label: $label, scopes: $scopes, expiresAt: $expiresAt) { key } }',
+  rollApiKey: 'mutation Roll($id: ID!, $graceHours: Int!) { rollApiKey(id: $id, graceHours: $graceHours) { key } }',
+  auditEvents:
+    'query Audit($after: String) { auditEvents(first: 25, after: $after) { totalCount edges { node { id at actorKind actorLabel action target details address } } pageInfo { hasNextPage endCursor } } }',
   revokeApiKey: 'mutation Revoke($id: ID!) { revokeApiKey(id: $id) { id } }',
   webhook: '{ webhook { url secret enabled disabledReason previousSecretExpiresAt } }',
   deliveries: `query Log($state: WebhookDeliveryState) { webhookDeliveries(state: $state, first: 50) { ${DELIVERY_FIELDS} } }`,

@@ -4,8 +4,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Deps } from '../deps.js'
 import { AppError, notFound } from '../core/errors.js'
-import { sha256, type AuthenticatedAccount } from '../auth/api-keys.js'
+import { sha256, type AuditSource, type AuthenticatedAccount } from '../auth/api-keys.js'
 import { CONSOLE_SESSIONS_ENDED, type ConsoleSessionsEnded } from '../auth/credential-watch.js'
+import { ALL_SCOPES } from '../auth/scopes.js'
+import { recordAudit } from '../audit/record-audit.js'
 
 /** A sign-in link works once, within this time. */
 export const LINK_TTL_MS = 15 * 60_000
@@ -23,12 +25,16 @@ const digest = (token: string) => sha256(token).toString('hex')
 export const csrfTokenOf = (sessionToken: string) => createHmac('sha256', sessionToken).update('console csrf').digest('base64url')
 
 /** Issues a sign-in link for the account: `<PUBLIC_BASE_URL>/console/sign-in?token=<token>`. */
-export async function createConsoleLink({ db, clock, env }: Pick<Deps, 'db' | 'clock' | 'env'>, accountId: string) {
+export async function createConsoleLink({ db, clock, env }: Pick<Deps, 'db' | 'clock' | 'env'>, accountId: string, audit?: AuditSource) {
   const account = await db.account.findUnique({ where: { id: accountId }, select: { id: true } })
   if (!account) throw notFound('Account')
   const token = newToken()
-  const expiresAt = new Date(clock.now().getTime() + LINK_TTL_MS)
-  await db.consoleLink.create({ data: { accountId, tokenHash: digest(token), expiresAt } })
+  const now = clock.now()
+  const expiresAt = new Date(now.getTime() + LINK_TTL_MS)
+  await db.$transaction(async (tx) => {
+    const link = await tx.consoleLink.create({ data: { accountId, tokenHash: digest(token), expiresAt } })
+    if (audit) await recordAudit(tx, { accountId, ...audit, action: 'console.link_create', target: link.id, at: now })
+  })
   // Opening the link only shows a "Sign in" button (a link preview or a mail scanner that fetches
   // it spends nothing); the request log records paths without their query.
   return { url: `${env.PUBLIC_BASE_URL}/console/sign-in?token=${token}`, expiresAt }
@@ -65,7 +71,7 @@ const EXPIRED = 'This sign-in link has expired. Ask for a new one.'
  * Spends a link and opens a session: one conditional update marks the link used, so of two
  * concurrent redemptions (two instances, a double click) exactly one opens a session.
  */
-export async function redeemConsoleLink({ db, clock }: Pick<Deps, 'db' | 'clock'>, token: string) {
+export async function redeemConsoleLink({ db, clock }: Pick<Deps, 'db' | 'clock'>, token: string, address: string | null = null) {
   if (!TOKEN.test(token)) throw new SignInRefused(NOT_VALID, 400)
   const now = clock.now()
   const tokenHash = digest(token)
@@ -75,10 +81,20 @@ export async function redeemConsoleLink({ db, clock }: Pick<Deps, 'db' | 'clock'
     if (!link) throw new SignInRefused(NOT_VALID, 400)
     throw new SignInRefused(link.usedAt ? USED : EXPIRED, 410)
   }
-  const link = await db.consoleLink.findUniqueOrThrow({ where: { tokenHash }, select: { accountId: true } })
+  const link = await db.consoleLink.findUniqueOrThrow({ where: { tokenHash }, select: { id: true, accountId: true } })
   const sessionToken = newToken()
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS)
-  await db.consoleSession.create({ data: { accountId: link.accountId, tokenHash: digest(sessionToken), expiresAt } })
+  await db.$transaction(async (tx) => {
+    const session = await tx.consoleSession.create({ data: { accountId: link.accountId, tokenHash: digest(sessionToken), expiresAt } })
+    await recordAudit(tx, {
+      accountId: link.accountId,
+      actor: consoleActor(session.id),
+      address,
+      action: 'console.sign_in',
+      target: link.id,
+      at: now,
+    })
+  })
   return { token: sessionToken, expiresAt }
 }
 
@@ -98,8 +114,15 @@ export async function consoleSessionOf({ db, clock }: Pick<Deps, 'db' | 'clock'>
   })
   if (!session || session.revokedAt || session.expiresAt <= clock.now()) return null
   // keyId is empty: a session is no API key (rate limits and logs key it by the session id).
-  return { id: session.id, account: { ...session.account, keyId: '' }, expiresAt: session.expiresAt }
+  return {
+    id: session.id,
+    account: { ...session.account, keyId: '', keyPrefix: '', scopes: ALL_SCOPES, keyExpiresAt: null },
+    expiresAt: session.expiresAt,
+  }
 }
+
+/** How the audit log names a console session (src/audit/). */
+export const consoleActor = (sessionId: string) => ({ kind: 'console_session' as const, id: sessionId, label: 'console session' })
 
 /**
  * Signs out one session, or every session of the account (`sessionId` null). Returns how many ended.
@@ -109,10 +132,24 @@ export async function endConsoleSessions(
   { db, clock, events }: Pick<Deps, 'db' | 'clock' | 'events'>,
   accountId: string,
   sessionId: string | null,
+  audit?: AuditSource,
 ) {
-  const { count } = await db.consoleSession.updateMany({
-    where: { accountId, revokedAt: null, ...(sessionId ? { id: sessionId } : {}) },
-    data: { revokedAt: clock.now() },
+  const now = clock.now()
+  const count = await db.$transaction(async (tx) => {
+    const { count } = await tx.consoleSession.updateMany({
+      where: { accountId, revokedAt: null, ...(sessionId ? { id: sessionId } : {}) },
+      data: { revokedAt: now },
+    })
+    if (audit && count > 0)
+      await recordAudit(tx, {
+        accountId,
+        ...audit,
+        action: 'console.sign_out',
+        target: sessionId,
+        details: { everywhere: sessionId === null, sessionsEnded: count },
+        at: now,
+      })
+    return count
   })
   if (count > 0) await events.publish(CONSOLE_SESSIONS_ENDED, { accountId, sessionId } satisfies ConsoleSessionsEnded)
   return count

@@ -188,6 +188,8 @@ const schema = z.object({
       }
     })
     .default([]),
+  /** Days the audit log keeps an entry (docs/console.md "Audit log"); the worker purges older ones. */
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(365),
 })
 
 /** smpp:// or smpps:// with a system id, a host and a port. */

@@ -2,6 +2,7 @@ import SchemaBuilder from '@pothos/core'
 import PrismaPlugin from '@pothos/plugin-prisma'
 import RelayPlugin, { resolveNodes } from '@pothos/plugin-relay'
 import ExposedColumnsPlugin from './plugins/exposed-columns.js'
+import FieldScopesPlugin from './plugins/field-scopes.js'
 import type PrismaTypes from '../generated/pothos-types.js'
 import { getDatamodel } from '../generated/pothos-types.js'
 import type { Context } from './context.js'
@@ -26,7 +27,8 @@ export const builder = new SchemaBuilder<{
   }
 }>({
   // ExposedColumnsPlugin first: its resolver wraps the Prisma plugin's (src/graphql/plugins/).
-  plugins: [ExposedColumnsPlugin, PrismaPlugin, RelayPlugin],
+  // FieldScopesPlugin next: its check runs before anything of the field's own.
+  plugins: [ExposedColumnsPlugin, FieldScopesPlugin, PrismaPlugin, RelayPlugin],
   defaultFieldNullability: false,
   prisma: {
     client: (ctx) => ctx.deps.db,
@@ -44,6 +46,7 @@ export const builder = new SchemaBuilder<{
     // A malformed global id is the client's mistake (BAD_REQUEST), not an unexpected error.
     decodeGlobalID: (globalID) => decodeNodeId(globalID),
     nodeQueryOptions: {
+      scope: 'public',
       description:
         'The object with this global id. Null when there is none, when the id names a type that is not a Node, or when it belongs to another account. Account objects need an API key; Channel and Program are public.',
       args: { id: { description: 'A global id, as the `id` field of a Node returns it.' } },
@@ -51,6 +54,7 @@ export const builder = new SchemaBuilder<{
       resolve: (_root, { id }, _ctx, _info, resolveNode) => (isNodeTarget(id) ? resolveNode(id) : null),
     },
     nodesQueryOptions: {
+      scope: 'public',
       description:
         'The objects with these global ids, in the same order; null for each id `node(id:)` would answer null for. At most 100 ids.',
       args: { ids: { description: 'Global ids, as the `id` field of a Node returns them.' } },

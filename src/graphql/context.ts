@@ -17,6 +17,8 @@ export interface Context {
   assertConnector(): void
   /** The account console session making the request (its cookie, with its CSRF token); null for API keys. */
   consoleSessionId: string | null
+  /** The client's address as the door saw it (the peer, or behind TRUST_PROXY the last forwarded hop); null when unknown. */
+  clientAddress: string | null
 }
 
 /** `verified`: the key's account, already looked up at the door (null: not a key). */
@@ -26,12 +28,14 @@ export function createContext(
   requestId: string,
   verified?: Promise<AuthenticatedAccount | null>,
   consoleSessionId: string | null = null,
+  clientAddress: string | null = null,
 ): Context {
   let pending: Promise<AuthenticatedAccount> | undefined
   return {
     deps,
     requestId,
     consoleSessionId,
+    clientAddress,
     idempotencyKey: request.headers.get('idempotency-key'),
     account() {
       pending ??= (async () => {

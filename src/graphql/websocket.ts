@@ -186,6 +186,7 @@ export function attachGraphqlWebSocket(server: Server, deps: WebSocketDeps) {
           requestId: randomUUID(),
           verified,
           consoleSessionId: session?.id ?? null,
+          address: connection.address.address,
           params: payload,
         })
         let document

@@ -8,6 +8,7 @@ import { createDispatcher, dispatchDueDeliveries, type Dispatcher } from '../web
 import { purgeExpiredIdempotencyRecords } from '../idempotency/purge-expired.js'
 import { purgeContactChanges } from '../messaging/remembered-searches.js'
 import { inWorkerTick } from '../core/tracing.js'
+import { purgeExpiredAuditEvents } from '../audit/purge-audit.js'
 
 /**
  * One pass of background work: bulk sends left unfinished, SMS submissions left over (crash, gateway outage, deadline), then
@@ -25,7 +26,8 @@ export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Disp
   const deliveries = dispatcher ? { started: await dispatcher.pump() } : await dispatchDueDeliveries(deps, { owner })
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
   const contactChangesPurged = await purgeContactChanges(deps)
-  return { bulkSends, submissions, events, gateway, deliveries, idempotencyPurged, contactChangesPurged }
+  const auditPurged = await purgeExpiredAuditEvents(deps)
+  return { bulkSends, submissions, events, gateway, deliveries, idempotencyPurged, contactChangesPurged, auditPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */

@@ -45,6 +45,7 @@ const AiringFeedRef = builder
 
 builder.mutationFields((t) => ({
   importChannel: t.field({
+    scope: 'channels:manage',
     type: ChannelRef,
     description:
       'Creates or updates a whole channel from an import document (docs/channel.md, docs/channel-import.schema.json). The key’s account becomes its operator.',
@@ -56,6 +57,7 @@ builder.mutationFields((t) => ({
     },
   }),
   startLiveBroadcast: t.field({
+    scope: 'channels:manage',
     type: LiveBroadcastRef,
     description: 'Starts an unscheduled live broadcast on a channel the key operates.',
     args: {
@@ -68,24 +70,28 @@ builder.mutationFields((t) => ({
       announced(ctx, await startLiveBroadcast(ctx.deps, (await ctx.account()).id, localId(channel, 'Channel'), input)),
   }),
   endLiveBroadcast: t.field({
+    scope: 'channels:manage',
     type: LiveBroadcastRef,
     description: 'Ends a live broadcast.',
     args: { id: t.arg.int({ required: true, description: 'The live broadcast id.' }) },
     resolve: async (_root, { id }, ctx) => announced(ctx, await endLiveBroadcast(ctx.deps, (await ctx.account()).id, id)),
   }),
   startEpisodeFeed: t.field({
+    scope: 'channels:manage',
     type: AiringFeedRef,
     description: 'A live episode’s feed arrived for this airing.',
     args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
     resolve: async (_root, { airingId }, ctx) => announcedAiring(ctx, await startEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId)),
   }),
   endEpisodeFeed: t.field({
+    scope: 'channels:manage',
     type: AiringFeedRef,
     description: "A live episode's feed ended for this airing.",
     args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },
     resolve: async (_root, { airingId }, ctx) => announcedAiring(ctx, await endEpisodeFeed(ctx.deps, (await ctx.account()).id, airingId)),
   }),
   cancelAiring: t.field({
+    scope: 'channels:manage',
     type: AiringFeedRef,
     description: 'Cancels one airing; it stays listed with state CANCELLED.',
     args: { airingId: t.arg.int({ required: true, description: 'The airing id.' }) },

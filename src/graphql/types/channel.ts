@@ -590,6 +590,7 @@ builder.objectField(ProgramRef, 'episodes', (t) =>
 
 builder.queryFields((t) => ({
   channel: t.field({
+    scope: 'public',
     type: ChannelRef,
     nullable: true,
     description: 'A channel by uuid or slug. Public. Null, with a NOT_FOUND error, when there is none.',
@@ -597,11 +598,13 @@ builder.queryFields((t) => ({
     resolve: (_root, { id }, ctx) => ctx.deps.channelCache.channel(ctx.deps.db, localId(id, 'Channel'), true),
   }),
   streamChannels: t.field({
+    scope: 'public',
     type: [ChannelRef],
     description: 'Channels that have a live stream URL, by name (REST /channels.m3u). Public.',
     resolve: (_root, _a, ctx) => streamChannels(ctx.deps.db),
   }),
   program: t.field({
+    scope: 'public',
     type: ProgramRef,
     nullable: true,
     description: 'An active or paused program by id or slug. Public. Null, with a NOT_FOUND error, when there is none.',

@@ -61,6 +61,7 @@ builder.subscriptionType({
 
 builder.subscriptionFields((t) => ({
   deliveryReports: t.field({
+    scope: 'read',
     type: SentMessage,
     description:
       "Every status change of the key's account's messages, as its delivery report (`status` is the status the change set; the other fields as of when it is sent). Needs an API key.",
@@ -97,6 +98,7 @@ builder.subscriptionFields((t) => ({
     resolve: (message) => message,
   }),
   nowPlaying: t.field({
+    scope: 'public',
     type: NowPlayingRef,
     description:
       "A channel's now playing answer: at once, then whenever it changes (a slot, broadcast or playlist item starts or ends, a live broadcast starts or ends, an operator changes the channel). Public.",
@@ -114,6 +116,7 @@ builder.subscriptionFields((t) => ({
     resolve: (answer) => answer,
   }),
   groupMembership: t.field({
+    scope: 'read',
     type: MembershipChange,
     description:
       "Joins and leaves of one of the key's account's groups, by SMS code or mutation. NOT_FOUND for a group of another account.",

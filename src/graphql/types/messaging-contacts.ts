@@ -219,6 +219,7 @@ builder.objectField(Group, 'contacts', (t) =>
 
 builder.queryFields((t) => ({
   contacts: t.field({
+    scope: 'read',
     type: ContactPage,
     description: "The account's contacts, a page at a time: alphabetical, or in the order asked for.",
     args: {
@@ -228,6 +229,7 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx, info) => contactPage(ctx, info, (await ctx.account()).id, args),
   }),
   contact: t.prismaField({
+    scope: 'read',
     type: 'Contact',
     nullable: true,
     description: 'A contact of the account by uuid. Null, with a NOT_FOUND error, when there is none.',
@@ -302,6 +304,7 @@ const DelistContactsPayload = builder
 
 builder.mutationFields((t) => ({
   saveContact: t.field({
+    scope: 'contacts:write',
     type: SaveContactPayload,
     description:
       'Creates a contact, or overwrites the given fields of the contact with that mobile number. It is never removed from groups.',
@@ -315,6 +318,7 @@ builder.mutationFields((t) => ({
     },
   }),
   deleteContact: t.field({
+    scope: 'contacts:write',
     type: DeletedPayload,
     description: 'Deletes a contact with its memberships and subscription history.',
     args: { id: t.arg.id({ required: true, description: 'The contact uuid or global id.' }) },
@@ -325,6 +329,7 @@ builder.mutationFields((t) => ({
     },
   }),
   addContactsToGroup: t.field({
+    scope: 'contacts:write',
     type: AddContactsToGroupPayload,
     description: 'Saves each contact (as saveContact) and enlists it on the group. All or nothing; at most 10,000.',
     args: {
@@ -341,6 +346,7 @@ builder.mutationFields((t) => ({
     },
   }),
   delistContacts: t.field({
+    scope: 'contacts:write',
     type: DelistContactsPayload,
     description: 'Removes the numbers from the group; numbers not on it, or unknown, are ignored.',
     args: {
@@ -469,6 +475,7 @@ function contactConnection(
 builder.queryField('contactsConnection', (t) =>
   t.connection(
     {
+      scope: 'read',
       type: Contact,
       description:
         "The account's contacts as a Relay connection (cursor pagination), in the order asked for (by default that of `contacts`).",

@@ -119,6 +119,7 @@ const GroupPage = builder.objectRef<GroupPageSource>('GroupPage').implement({
 
 builder.queryFields((t) => ({
   groups: t.field({
+    scope: 'read',
     type: GroupPage,
     description: "The account's groups, a page at a time: by name, or in the order asked for.",
     args: {
@@ -132,6 +133,7 @@ builder.queryFields((t) => ({
     }),
   }),
   group: t.prismaField({
+    scope: 'read',
     type: 'Group',
     nullable: true,
     description: 'A group of the account by uuid. Null, with a NOT_FOUND error, when there is none.',
@@ -171,6 +173,7 @@ const CreateGroupPayload = builder.objectRef<{ groupId: string; created: boolean
 
 builder.mutationFields((t) => ({
   createGroup: t.field({
+    scope: 'contacts:write',
     type: CreateGroupPayload,
     description: 'Creates a group; a group of the same name (case-insensitive) is returned unchanged instead.',
     args: { input: t.arg({ type: CreateGroupInput, required: true, description: 'The group.' }) },
@@ -180,6 +183,7 @@ builder.mutationFields((t) => ({
     },
   }),
   updateGroup: t.prismaField({
+    scope: 'contacts:write',
     type: 'Group',
     description: 'Changes the given fields of a group. A name or code that would collide is a CONFLICT.',
     args: {
@@ -192,6 +196,7 @@ builder.mutationFields((t) => ({
     },
   }),
   deleteGroup: t.field({
+    scope: 'contacts:write',
     type: DeletedPayload,
     description: 'Deletes the group; its contacts stay.',
     args: { id: t.arg.id({ required: true, description: 'The group uuid or global id.' }) },
@@ -222,6 +227,7 @@ const GROUP_KEYSETS = Object.fromEntries(
 builder.queryField('groupsConnection', (t) =>
   t.connection(
     {
+      scope: 'read',
       type: Group,
       description: "The account's groups as a Relay connection (cursor pagination), in the order asked for (by default that of `groups`).",
       args: {

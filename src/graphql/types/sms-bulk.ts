@@ -68,6 +68,7 @@ const SendSmsToGroupInput = builder.inputType('SendSmsToGroupInput', {
 
 builder.mutationField('sendSmsToGroup', (t) =>
   t.prismaField({
+    scope: 'sms:send',
     type: 'BulkSend',
     description:
       'Charges and sends one SMS to every contact of the group, all or nothing on credit: short of credit for all of them, nobody is sent to and the answer is NOCREDT. Each contact gets one message (its own delivery report). With an Idempotency-Key header a retry, also after a crash half-way, answers the same bulk send and sends only to the contacts not handed over yet.',

@@ -83,6 +83,7 @@ const InboundSmsResult = builder
 
 builder.mutationFields((t) => ({
   receiveSms: t.field({
+    scope: 'sms:receive',
     type: InboundSmsResult,
     description: "For SIM connectors: an SMS received on one of the key's account's hosted SIMs (opt-in and opt-out codes).",
     args: { input: t.arg({ type: InboundSmsInput, required: true, description: 'The received SMS.' }) },

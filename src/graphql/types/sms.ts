@@ -142,6 +142,7 @@ const CarrierStatusInput = builder.inputType('CarrierStatusInput', {
 
 builder.queryFields((t) => ({
   message: t.prismaField({
+    scope: 'read',
     type: 'Message',
     nullable: true,
     description: 'A sent message and its delivery report, by reference. Null, with a NOT_FOUND error, when there is none.',
@@ -159,6 +160,7 @@ builder.queryFields((t) => ({
 
 builder.mutationFields((t) => ({
   sendSms: t.prismaField({
+    scope: 'sms:send',
     type: 'Message',
     description:
       'Charges and sends one SMS. Usually answers SENT (or FAILED, refunded, when the gateway refuses); PENDING while a gateway outage is retried, ending SENT or FAILED (SUBMIT_TIMEOUT, refunded). With an Idempotency-Key header a retry answers the first message and charges nothing.',
@@ -169,6 +171,7 @@ builder.mutationFields((t) => ({
     },
   }),
   reportCarrierStatus: t.prismaField({
+    scope: 'connector',
     type: 'Message',
     description:
       'For carrier connectors, authenticated by the connector token (CARRIER_CONNECTOR_TOKEN), not an API key: applies a status change to a message. Only real changes count: a final status is final, and a repeat of the current status changes nothing.',
@@ -223,6 +226,7 @@ const SentMessageFilterInput = builder.inputType('SentMessageFilter', {
 builder.queryField('messagesConnection', (t) =>
   t.connection(
     {
+      scope: 'read',
       type: SentMessage,
       description:
         "The account's sent messages with their delivery reports, newest first or in the order asked for, as a Relay connection (cursor pagination).",

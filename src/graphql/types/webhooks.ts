@@ -1,4 +1,6 @@
 import { builder } from '../builder.js'
+import { auditSource } from '../audit-source.js'
+import { recordAudit } from '../../audit/record-audit.js'
 import { DateTimeRangeInput, DeletedPayload } from './common.js'
 import { prismaConnection } from '../connections.js'
 import { newestFirst, type KeysetOrder } from '../keyset.js'
@@ -225,6 +227,7 @@ function deliveryWhere(
 
 builder.queryFields((t) => ({
   webhook: t.prismaField({
+    scope: 'read',
     type: WebhookEndpoint,
     nullable: true,
     description: "The account's default webhook endpoint (its oldest); null when it has none.",
@@ -232,12 +235,14 @@ builder.queryFields((t) => ({
       ctx.deps.db.webhookEndpoint.findFirst({ ...query, where: { accountId: (await ctx.account()).id }, orderBy: ENDPOINT_ORDER }),
   }),
   webhookEndpoints: t.prismaField({
+    scope: 'read',
     type: [WebhookEndpoint],
     description: `The account's webhook endpoints (at most ${MAX_ENDPOINTS_PER_ACCOUNT}), oldest first: the first is the default.`,
     resolve: async (query, _root, _args, ctx) =>
       ctx.deps.db.webhookEndpoint.findMany({ ...query, where: { accountId: (await ctx.account()).id }, orderBy: ENDPOINT_ORDER }),
   }),
   webhookDeliveries: t.prismaField({
+    scope: 'read',
     type: ['WebhookDelivery'],
     description: 'Newest first, or in the order asked for.',
     args: {
@@ -260,6 +265,7 @@ builder.queryFields((t) => ({
 builder.queryField('webhookDeliveriesConnection', (t) =>
   t.connection(
     {
+      scope: 'read',
       type: WebhookDelivery,
       description: "The account's webhook deliveries, newest first or in the order asked for, as a Relay connection (cursor pagination).",
       args: {
@@ -316,27 +322,37 @@ const RecoverWebhookDeliveriesPayload = builder.objectRef<{ ids: string[]; more:
 
 builder.mutationFields((t) => ({
   setWebhook: t.field({
+    scope: 'webhooks:manage',
     type: WebhookSecretPayload,
     description:
       "Registers the URL of the account's default endpoint (its oldest), creating it (every event type, the legacy body) when it has none; keeps an existing secret; enables a disabled endpoint.",
     args: { url: t.arg.string({ required: true, description: 'A public http(s) URL.' }) },
     resolve: async (_root, { url }, ctx) => {
-      const endpoint = await setWebhook(ctx.deps, (await ctx.account()).id, url)
-      // TODO(audit, issue 54): recordAudit(ctx, 'webhook.endpoint.set', { endpointId: endpoint.id }) once src/audit/ lands.
+      const source = await auditSource(ctx)
+      const endpoint = await setWebhook(ctx.deps, source.accountId, url)
+      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.set', target: endpoint.url, details: { endpointId: endpoint.id } })
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
   createWebhookEndpoint: t.field({
+    scope: 'webhooks:manage',
     type: WebhookSecretPayload,
     description: `Adds a webhook endpoint with a secret of its own (at most ${MAX_ENDPOINTS_PER_ACCOUNT} per account; VALIDATION_FAILED past that).`,
     args: { input: t.arg({ type: WebhookEndpointInput, required: true, description: 'The endpoint.' }) },
     resolve: async (_root, { input }, ctx) => {
-      const endpoint = await createEndpoint(ctx.deps, (await ctx.account()).id, input)
-      // TODO(audit, issue 54): recordAudit(ctx, 'webhook.endpoint.create', { endpointId: endpoint.id }) once src/audit/ lands.
+      const source = await auditSource(ctx)
+      const endpoint = await createEndpoint(ctx.deps, source.accountId, input)
+      await recordAudit(ctx.deps.db, {
+        ...source,
+        action: 'webhook.endpoint.create',
+        target: endpoint.url,
+        details: { endpointId: endpoint.id, eventTypes: input.eventTypes ?? null, payloadFormat: input.payloadFormat ?? null },
+      })
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
   updateWebhookEndpoint: t.prismaField({
+    scope: 'webhooks:manage',
     type: WebhookEndpoint,
     description: "Changes an endpoint's URL, event types or body format; the secret stays.",
     args: {
@@ -344,27 +360,46 @@ builder.mutationFields((t) => ({
       input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: 'What changes.' }),
     },
     resolve: async (query, _root, { id, input }, ctx) => {
-      const endpoint = await updateEndpoint(ctx.deps, (await ctx.account()).id, String(id), {
+      const source = await auditSource(ctx)
+      const endpoint = await updateEndpoint(ctx.deps, source.accountId, String(id), {
         ...(input.url !== null && input.url !== undefined ? { url: input.url } : {}),
         eventTypes: input.eventTypes,
         payloadFormat: input.payloadFormat,
       })
-      // TODO(audit, issue 54): recordAudit(ctx, 'webhook.endpoint.update', { endpointId: endpoint.id }) once src/audit/ lands.
+      await recordAudit(ctx.deps.db, {
+        ...source,
+        action: 'webhook.endpoint.update',
+        target: endpoint.url,
+        details: {
+          endpointId: endpoint.id,
+          url: input.url ?? null,
+          eventTypes: input.eventTypes ?? null,
+          payloadFormat: input.payloadFormat ?? null,
+        },
+      })
       return ctx.deps.db.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id: endpoint.id } })
     },
   }),
   deleteWebhookEndpoint: t.field({
+    scope: 'webhooks:manage',
     type: DeletedPayload,
     description:
       'Removes an endpoint; its pending deliveries fail at their next attempt and stay in the log. deletedId is the endpoint id.',
     args: { id: t.arg.id({ required: true, description: 'The endpoint id.' }) },
     resolve: async (_root, { id }, ctx) => {
-      const endpoint = await deleteEndpoint(ctx.deps, (await ctx.account()).id, String(id))
-      // TODO(audit, issue 54): recordAudit(ctx, 'webhook.endpoint.delete', { endpointId: endpoint.id }) once src/audit/ lands.
+      const source = await auditSource(ctx)
+      const endpoint = await deleteEndpoint(ctx.deps, source.accountId, String(id))
+      await recordAudit(ctx.deps.db, {
+        ...source,
+        action: 'webhook.endpoint.delete',
+        target: endpoint.url,
+        details: { endpointId: endpoint.id },
+      })
       return { deletedId: endpoint.id }
     },
   }),
   recoverFailedWebhookDeliveries: t.field({
+    scope: 'webhooks:manage',
     type: RecoverWebhookDeliveriesPayload,
     description: `Sends again every delivery that failed at or after \`since\` (of one endpoint, or of every enabled endpoint): they go back into the outbox from the start of the retry schedule, with their own webhook-id and body, and are sent within the dispatcher's per-endpoint limits. At most ${MAX_RECOVERED} per call.`,
     args: {
@@ -372,14 +407,19 @@ builder.mutationFields((t) => ({
       endpointId: t.arg.id({ description: "Only this endpoint's; every enabled endpoint's when left out." }),
     },
     resolve: async (_root, { since, endpointId }, ctx) => {
-      const accountId = (await ctx.account()).id
+      const source = await auditSource(ctx)
+      const accountId = source.accountId
       const result = await recoverFailedDeliveries(
         ctx.deps,
         accountId,
         since,
         endpointId === null || endpointId === undefined ? null : String(endpointId),
       )
-      // TODO(audit, issue 54): recordAudit(ctx, 'webhook.deliveries.recover', { since, endpointId, count: result.ids.length }) once src/audit/ lands.
+      await recordAudit(ctx.deps.db, {
+        ...source,
+        action: 'webhook.deliveries.recover',
+        details: { since: since.toISOString(), endpointId: endpointId ?? null, recovered: result.ids.length },
+      })
       for (let i = 0; i < result.ids.length; i += MAX_EVENT_DELIVERY_IDS)
         await publishQuietly(ctx.deps, TOPIC.webhookDelivery, {
           accountId,
@@ -389,6 +429,7 @@ builder.mutationFields((t) => ({
     },
   }),
   rotateWebhookSecret: t.field({
+    scope: 'webhooks:manage',
     type: WebhookSecretPayload,
     description:
       "Replaces an endpoint's signing secret (the default endpoint's without endpointId). During the overlap each request carries two signatures in webhook-signature, from the new secret and from the one before, so receivers can switch at their own pace.",
@@ -400,17 +441,24 @@ builder.mutationFields((t) => ({
       endpointId: t.arg.id({ description: 'The endpoint; the default one when left out.' }),
     },
     resolve: async (_root, { overlapHours, endpointId }, ctx) => {
+      const source = await auditSource(ctx)
       const endpoint = await rotateWebhookSecret(
         ctx.deps,
-        (await ctx.account()).id,
+        source.accountId,
         overlapHours ?? DEFAULT_OVERLAP_HOURS,
         endpointId === null || endpointId === undefined ? null : String(endpointId),
       )
-      // TODO(audit, issue 54): recordAudit(ctx, 'webhook.secret.rotate', { endpointId: endpoint.id }) once src/audit/ lands.
+      await recordAudit(ctx.deps.db, {
+        ...source,
+        action: 'webhook.rotate_secret',
+        target: endpoint.url,
+        details: { endpointId: endpoint.id, overlapHours: overlapHours ?? DEFAULT_OVERLAP_HOURS },
+      })
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
   sendTestWebhook: t.prismaField({
+    scope: 'webhooks:manage',
     type: 'WebhookDelivery',
     description:
       'Queues a test event to an endpoint (the default one without endpointId): a delivery like the others (signed, retried, in webhookDeliveries) with the body `{"test":true,"id","message","sentAt"}` (in the envelope, type `test`, for a STANDARD endpoint). NOT_FOUND without an endpoint; VALIDATION_FAILED when it is not subscribed to TEST.',
@@ -423,17 +471,20 @@ builder.mutationFields((t) => ({
     },
   }),
   removeWebhook: t.field({
+    scope: 'webhooks:manage',
     type: DeletedPayload,
     description:
       "Removes the account's default endpoint (the next oldest becomes the default); its pending deliveries fail and reports stay available by polling. deletedId is the account id.",
     resolve: async (_root, _args, ctx) => {
-      const accountId = (await ctx.account()).id
+      const source = await auditSource(ctx)
+      const accountId = source.accountId
       await removeWebhook(ctx.deps, accountId)
-      // TODO(audit, issue 54): recordAudit(ctx, 'webhook.endpoint.delete', { default: true }) once src/audit/ lands.
+      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.remove' })
       return { deletedId: accountId }
     },
   }),
   redeliverWebhook: t.prismaField({
+    scope: 'webhooks:manage',
     type: 'WebhookDelivery',
     description: 'Sends a delivery again from the start of the retry schedule, with the same webhook-id.',
     args: { id: t.arg.id({ required: true, description: 'The delivery id (webhook-id).' }) },
@@ -452,6 +503,7 @@ const announce = (ctx: Context, accountId: string, deliveryId: string) =>
 
 builder.subscriptionField('webhookDeliveryUpdates', (t) =>
   t.prismaField({
+    scope: 'read',
     type: 'WebhookDelivery',
     description:
       "Each of the account's webhook deliveries as it changes: queued (a report update, a test event, a replay) and after each attempt. Needs an API key or a console session.",

@@ -1,0 +1,151 @@
+// The audit log (issue 54, item 2): changes to keys, console sessions and the webhook are recorded
+// with their actor and address, readable by admin keys (paged), append-only, purged after
+// AUDIT_RETENTION_DAYS.
+import { describe, expect, it } from 'vitest'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { isInputObjectType, isObjectType, getNamedType } from 'graphql'
+import { targets } from './kit/databases.js'
+import { useKit, fixedClock } from './kit/kit.js'
+import { schema } from '../src/graphql/schema.js'
+import { createApiKey } from '../src/auth/api-keys.js'
+import { OPERATOR, recordAudit } from '../src/audit/record-audit.js'
+import { purgeExpiredAuditEvents } from '../src/audit/purge-audit.js'
+
+const AUDIT_PAGE = `query($first: Int, $after: String) {
+  auditEvents(first: $first, after: $after) {
+    totalCount
+    edges { node { action actorKind actorId actorLabel target address details } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`
+
+describe('the audit log is append-only', () => {
+  it('no mutation takes or returns an audit entry', () => {
+    const mutation = schema.getMutationType()!
+    const touching = Object.values(mutation.getFields()).filter(
+      (f) =>
+        getNamedType(f.type).name.startsWith('AuditEvent') ||
+        f.args.some((a) => {
+          const named = getNamedType(a.type)
+          return isInputObjectType(named) && Object.keys(named.getFields()).length > 0 && named.name.startsWith('Audit')
+        }),
+    )
+    expect(touching.map((f) => f.name)).toEqual([])
+    expect(isObjectType(schema.getType('AuditEvent'))).toBe(true)
+  })
+
+  it('no code updates an entry, and only the retention purge deletes', () => {
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => {
+        const path = join(dir, name)
+        if (path.startsWith(join('src', 'generated'))) return []
+        return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : []
+      })
+    const writers = [...files('src'), ...files('rest-compat')].filter((path) =>
+      /auditEvent\s*\.\s*(update|updateMany|upsert|delete|deleteMany|updateManyAndReturn)\b|"AuditEvent"/.test(readFileSync(path, 'utf8')),
+    )
+    expect(writers).toEqual([join('src', 'audit', 'purge-audit.ts')])
+  })
+})
+
+describe.each(targets)('the audit log on $name', (target) => {
+  const clock = fixedClock('2026-06-01T09:00:00Z')
+  const BASE = 'http://127.0.0.1:4000'
+  const kit = useKit(target, { clock, env: { TRUST_PROXY: 'true', PUBLIC_BASE_URL: BASE, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' } })
+
+  const asClient = (key: string, query: string, variables: Record<string, unknown> = {}, address = '198.51.100.9') =>
+    kit.rest('POST', '/graphql', { key, headers: { 'x-forwarded-for': address }, body: { query, variables } })
+
+  it('records key, console and webhook changes with who, what and from where; admin keys read it, paged', async () => {
+    const { account, key } = await kit.seed().account()
+    const prefix = key.slice(0, 15)
+    const made = await asClient(key, 'mutation { createApiKey(label: "CI", scopes: [READ]) { key apiKey { id prefix } } }')
+    const newKey = made.body.data.createApiKey
+    await asClient(key, 'mutation($id: ID!) { rollApiKey(id: $id, graceHours: 1) { key } }', { id: newKey.apiKey.id })
+    await asClient(key, 'mutation($id: ID!) { revokeApiKey(id: $id) { id } }', { id: newKey.apiKey.id })
+    await asClient(key, 'mutation { setWebhook(url: "http://127.0.0.1:9/hook") { secret } }')
+    await asClient(key, 'mutation { rotateWebhookSecret(overlapHours: 0) { secret } }')
+    await asClient(key, 'mutation { removeWebhook { deletedId } }')
+    const link = await asClient(key, 'mutation { createConsoleLink { url } }')
+    const token = new URL(link.body.data.createConsoleLink.url).searchParams.get('token')!
+    const signIn = await kit.app.fetch(
+      new Request(`${BASE}/console/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: BASE, 'x-forwarded-for': '203.0.113.5' },
+        body: new URLSearchParams({ token }).toString(),
+      }),
+      { req: { socket: { remoteAddress: '10.0.0.1' } } } as never,
+    )
+    expect(signIn.status).toBe(303)
+    await asClient(key, 'mutation { signOut(everywhere: true) { sessionsEnded } }')
+
+    const page = await asClient(key, AUDIT_PAGE, { first: 100 })
+    const entries = page.body.data.auditEvents.edges.map((e: { node: unknown }) => e.node)
+    expect(entries.map((e: { action: string }) => e.action)).toEqual([
+      'console.sign_out',
+      'console.sign_in',
+      'console.link_create',
+      'webhook.remove',
+      'webhook.rotate_secret',
+      'webhook.set',
+      'apikey.revoke',
+      'apikey.roll',
+      'apikey.create',
+    ])
+    const byKey = { actorKind: 'API_KEY', actorLabel: prefix, address: '198.51.100.9' }
+    expect(entries[8]).toMatchObject({ ...byKey, target: newKey.apiKey.prefix })
+    expect(JSON.parse(entries[8].details)).toMatchObject({ label: 'CI', scopes: ['read'] })
+    expect(entries[5]).toMatchObject({ ...byKey, target: 'http://127.0.0.1:9/hook' })
+    expect(entries[1]).toMatchObject({ actorKind: 'CONSOLE_SESSION', actorLabel: 'console session', address: '203.0.113.5' })
+    expect(page.body.data.auditEvents.totalCount).toBe(9)
+    // Nothing secret is recorded.
+    expect(JSON.stringify(entries)).not.toContain(newKey.key ?? 'gk_never')
+    expect(JSON.stringify(entries)).not.toContain(token)
+
+    // Paged: two at a time, in the same order.
+    const seen: string[] = []
+    let after: string | null = null
+    do {
+      const next: {
+        body: { data: { auditEvents: { edges: { node: { action: string } }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } } }
+      } = await asClient(key, AUDIT_PAGE, { first: 2, after })
+      seen.push(...next.body.data.auditEvents.edges.map((e) => e.node.action))
+      after = next.body.data.auditEvents.pageInfo.hasNextPage ? next.body.data.auditEvents.pageInfo.endCursor : null
+    } while (after)
+    expect(seen).toEqual(entries.map((e: { action: string }) => e.action))
+
+    // Another account's log is its own.
+    const other = await kit.seed().account()
+    expect((await asClient(other.key, AUDIT_PAGE)).body.data.auditEvents.totalCount).toBe(0)
+    // A key without admin cannot read it.
+    const reader = await createApiKey(kit.deps, account.id, { scopes: ['read'] })
+    const refused = await asClient(reader.apiKey, AUDIT_PAGE)
+    expect(refused.body.errors[0].extensions.code).toBe('FORBIDDEN')
+  })
+
+  it('a refused change records nothing', async () => {
+    const { account, key } = await kit.seed().account()
+    const count = () => kit.db.auditEvent.count({ where: { accountId: account.id } })
+    const before = await count()
+    await asClient(key, 'mutation { createApiKey(label: "") { key } }')
+    await asClient(key, 'mutation { revokeApiKey(id: "gk_000000000000") { id } }')
+    await asClient(key, 'mutation { rollApiKey(id: "gk_000000000000", graceHours: 1) { key } }')
+    const reader = await createApiKey(kit.deps, account.id, { scopes: ['read'] })
+    await asClient(reader.apiKey, 'mutation { createConsoleLink { url } }')
+    expect(await count()).toBe(before)
+  })
+
+  it('the CLI records the operator; the worker purges entries older than AUDIT_RETENTION_DAYS', async () => {
+    const { account } = await kit.seed().account()
+    const old = new Date(clock.now().getTime() - 366 * 86_400_000)
+    await recordAudit(kit.db, { accountId: account.id, actor: OPERATOR, action: 'apikey.create', at: old })
+    await recordAudit(kit.db, { accountId: account.id, actor: OPERATOR, action: 'account.credit', details: { added: '5' } })
+    const purged = await purgeExpiredAuditEvents(kit.deps, { minIntervalMs: 0 })
+    expect(purged).toBeGreaterThanOrEqual(1)
+    const left = await kit.db.auditEvent.findMany({ where: { accountId: account.id } })
+    expect(left.map((e) => [e.action, e.actorKind, e.actorLabel, e.address])).toEqual([
+      ['account.credit', 'operator', 'operator (CLI)', null],
+    ])
+  })
+})
