@@ -135,7 +135,10 @@ describe.each(targets)('CLI on $name', (target) => {
       id: anyUuid(),
       prefix: made.apiKey.slice(0, 15),
       createdAt: expect.any(String),
+      label: null,
+      scopes: ['read', 'contacts:write', 'sms:send', 'sms:receive', 'webhooks:manage', 'channels:manage', 'admin'],
       revokedAt: null,
+      expiresAt: null,
       lastUsedAt: null,
     })
     expect(keysOut).not.toContain(made.apiKey.slice(16))
