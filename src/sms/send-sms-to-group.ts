@@ -84,10 +84,13 @@ export async function recordBulkSend(
   try {
     status = await db.$transaction(async (tx) => {
       const account = await tx.account.findUniqueOrThrow({ where: { id: accountId }, select: { pricePerPage: true, name: true } })
-      const members = await tx.membership.findMany({
-        where: { groupId: group.id },
-        select: { contactId: true, contact: { select: { mobile: true } } },
-      })
+      // One query with a subquery: loading the memberships' contacts would pass one IN list of every id.
+      const members = (
+        await tx.contact.findMany({
+          where: { accountId, memberships: { some: { groupId: group.id } } },
+          select: { id: true, mobile: true },
+        })
+      ).map((c) => ({ contactId: c.id, contact: { mobile: c.mobile } }))
       if (!members.length) throw validationError([{ field: 'group', message: 'the group has no contacts' }])
       const cost = account.pricePerPage * BigInt(seg.pages) * BigInt(members.length)
       const { count: paid } = await tx.account.updateMany({
@@ -115,9 +118,12 @@ export async function recordBulkSend(
         },
       })
       if (!paid) return 'NOCREDT'
-      await tx.bulkSendRecipient.createMany({
-        data: members.map((m) => ({ bulkSendId: id, contactId: m.contactId, mobile: m.contact.mobile })),
-      })
+      // In chunks: one statement for thousands of rows would pass SQLite's parameter limit.
+      for (let i = 0; i < members.length; i += CHUNK) {
+        await tx.bulkSendRecipient.createMany({
+          data: members.slice(i, i + CHUNK).map((m) => ({ bulkSendId: id, contactId: m.contactId, mobile: m.contact.mobile })),
+        })
+      }
       return 'SENDING'
     })
   } catch (error) {

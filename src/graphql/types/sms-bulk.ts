@@ -3,6 +3,20 @@ import { localId } from '../node-id.js'
 import { formatCredits } from '../../sms/money.js'
 import { sendSmsToGroup } from '../../sms/send-sms-to-group.js'
 import './sms.js'
+import type { Db } from '../../db/client.js'
+
+/** Ids per IN list: well inside every database's parameter limit. */
+const CHUNK = 500
+
+async function recipientsWithMessages(db: Db, bulkSendId: string) {
+  const recipients = await db.bulkSendRecipient.findMany({ where: { bulkSendId }, orderBy: { mobile: 'asc' } })
+  const ids = recipients.flatMap((r) => (r.messageId ? [r.messageId] : []))
+  const messages = new Map<string, Awaited<ReturnType<Db['message']['findMany']>>[number]>()
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    for (const m of await db.message.findMany({ where: { id: { in: ids.slice(i, i + CHUNK) } } })) messages.set(m.id, m)
+  }
+  return recipients.map((r) => ({ ...r, message: r.messageId ? (messages.get(r.messageId) ?? null) : null }))
+}
 
 const BulkSendStatusEnum = builder.enumType('BulkSendStatus', {
   description: 'Where a bulk send stands. Each recipient’s message has its own delivery status.',
@@ -46,9 +60,13 @@ export const BulkSend = builder.prismaObject('BulkSend', {
       resolve: (b) => formatCredits(b.creditsDeducted),
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was charged.' }),
-    recipients: t.relation('recipients', {
+    // Not t.relation: a group of thousands would load the messages with one IN list of thousands
+    // of parameters, past SQLite's limit. Loaded in chunks instead (the messages' own relations,
+    // such as broadcastTime's time zone, come through the plugin's loader).
+    recipients: t.field({
+      type: [BulkSendRecipient],
       description: 'Every recipient with its message, by mobile number.',
-      query: { orderBy: { mobile: 'asc' } },
+      resolve: (bulk, _args, ctx) => recipientsWithMessages(ctx.deps.db, bulk.id),
     }),
   }),
 })
