@@ -546,7 +546,7 @@ describe.each(targets)('program guides on $name', (target) => {
       expect(res.status, path).toBe(200)
       expect(res.headers.get('cache-control'), path).toBe('public, max-age=300')
       expect(res.headers.get('access-control-allow-origin'), path).toBe('*')
-      expect(res.headers.get('access-control-expose-headers'), path).toBe('ETag, X-Request-Id')
+      expect(res.headers.get('access-control-expose-headers'), path).toBe('ETag, X-Request-Id, Link, X-Total-Count')
       const etag = res.headers.get('etag')!
       expect(etag, path).toMatch(/^"[\w-]+"$/)
       const again = await get(path, { 'if-none-match': etag })

@@ -163,7 +163,6 @@ describe.each(targets)('CLI on $name', (target) => {
       prefix: made.apiKey.slice(0, 15),
       label: null,
       createdAt: expect.any(String),
-      label: null,
       scopes: ['read', 'contacts:write', 'sms:send', 'sms:receive', 'webhooks:manage', 'channels:manage', 'admin'],
       revokedAt: null,
       expiresAt: null,
