@@ -2,8 +2,9 @@ import { builder } from '../builder.js'
 import { localId } from '../node-id.js'
 import { formatCredits } from '../../sms/money.js'
 import { sendSmsToGroup } from '../../sms/send-sms-to-group.js'
-import './sms.js'
+import { SentMessage } from './sms.js'
 import type { Db } from '../../db/client.js'
+import type { Message } from '../../generated/sqlite/client.js'
 
 /** Ids per IN list: well inside every database's parameter limit. */
 const CHUNK = 500
@@ -32,9 +33,13 @@ const BulkSendRecipient = builder.prismaObject('BulkSendRecipient', {
   fields: (t) => ({
     contactUuid: t.exposeID('contactId', { description: 'The contact’s uuid when it was sent (the contact may be deleted since).' }),
     mobile: t.exposeString('mobile', { description: 'The recipient, E.164.' }),
-    message: t.relation('message', {
+    // Not t.relation: its loader would fetch every recipient's message in one IN list, past SQLite's
+    // parameter limit for a large group; recipientsWithMessages has loaded them in chunks already.
+    message: t.field({
+      type: SentMessage,
       nullable: true,
       description: 'Its message and delivery report; null only while the bulk send is SENDING and this recipient is not handed over yet.',
+      resolve: (recipient) => (recipient as typeof recipient & { message?: Message | null }).message ?? null,
     }),
   }),
 })
