@@ -21,9 +21,7 @@ const LEASE_MS = 1_000
 const SERVER_ENV = { RATE_LIMIT_PER_SECOND: '0', WORKER_LEASE_MS: String(LEASE_MS), SANDBOX_DELIVERY_DELAY_MS: '60000' }
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-// Skipped: not passing yet, a group this large answers 500 on SQLite (see the skipped test in
-// test/sms-send-rest.test.ts); the scenario is kept for when that is fixed.
-describe.skip.each(targets)('bulk send crash on $name', (target) => {
+describe.each(targets)('bulk send crash on $name', (target) => {
   let handle: TestDatabase
   let database: Database
   let deps: Deps
