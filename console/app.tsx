@@ -153,7 +153,11 @@ function AccountSection({ account }: { account: Account | null }) {
         <button type="submit">Look up</button>
       </form>
       <ErrorText id="report-error" text={error} />
-      {report && <pre class="mono scroll">{JSON.stringify(report, null, 2)}</pre>}
+      {report && (
+        <pre class="mono scroll" data-testid="report">
+          {JSON.stringify(report, null, 2)}
+        </pre>
+      )}
       <h3>Groups contacts join and leave by SMS</h3>
       {groups.length ? (
         <Table columns={['Group', 'Join code', 'Leave code', 'Send to']}>
