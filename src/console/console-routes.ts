@@ -31,7 +31,7 @@ const STYLE = `
       h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid var(--line); }
       a { color: var(--accent); }
       code, .mono { font-family: ui-monospace, monospace; background: #f6f8fa; padding: 0.1em 0.3em; border-radius: 4px; overflow-wrap: anywhere; }
-      button { font: inherit; max-width: 100%; overflow-wrap: anywhere; padding: 0.4rem 0.9rem; border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 6px; cursor: pointer; }
+      button { font: inherit; max-width: 100%; overflow-wrap: break-word; padding: 0.4rem 0.9rem; border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 6px; cursor: pointer; }
       button.secondary { background: #fff; color: var(--accent); }
       button.danger { background: var(--bad); border-color: var(--bad); }
       button:focus-visible, input:focus-visible, select:focus-visible, a:focus-visible { outline: 3px solid #f0b400; outline-offset: 2px; }
