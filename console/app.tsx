@@ -2,7 +2,7 @@
 // API key: its requests carry the session cookie (HttpOnly, set by the sign-in link) and the
 // session's CSRF token from the page's <meta name="csrf-token">.
 import { render, type ComponentChildren } from 'preact'
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { CONSOLE_DOCUMENTS as D } from '../src/console/documents.js'
 
 interface GraphQLError {
@@ -46,11 +46,20 @@ function ErrorText({ id, text }: { id: string; text: string | null }) {
   )
 }
 
-/** A table that scrolls sideways on its own at phone width, with its column headings. */
+/**
+ * A table with its column headings. Under 40rem its rows become stacked cards (CSS in
+ * src/console/console-routes.ts), each cell headed by its column's name, so that no action is
+ * off screen at phone width; the cells get that name here, once rendered.
+ */
 function Table({ columns, testId, children }: { columns: string[]; testId?: string; children: ComponentChildren }) {
+  const table = useRef<HTMLTableElement>(null)
+  useLayoutEffect(() => {
+    for (const row of table.current?.tBodies[0]?.rows ?? [])
+      for (const [i, cell] of [...row.cells].entries()) cell.dataset.label = columns[i] ?? ''
+  })
   return (
     <div class="scroll">
-      <table data-testid={testId}>
+      <table data-testid={testId} class="cards" ref={table}>
         <thead>
           <tr>
             {columns.map((column) => (
@@ -62,6 +71,36 @@ function Table({ columns, testId, children }: { columns: string[]; testId?: stri
         </thead>
         <tbody>{children}</tbody>
       </table>
+    </div>
+  )
+}
+
+/** A destructive action's second step: what it does, then "Yes, …" or Cancel. */
+function Confirm({
+  text,
+  yes,
+  onYes,
+  onCancel,
+  children,
+}: {
+  text: string
+  yes: string
+  onYes: () => void
+  onCancel: () => void
+  children?: ComponentChildren
+}) {
+  return (
+    <div class="confirm" role="group" aria-label={yes}>
+      <p>{text}</p>
+      {children}
+      <div class="row">
+        <button type="button" class="danger" onClick={onYes}>
+          {yes}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
     </div>
   )
 }
@@ -114,7 +153,11 @@ function AccountSection({ account }: { account: Account | null }) {
         <button type="submit">Look up</button>
       </form>
       <ErrorText id="report-error" text={error} />
-      {report && <pre class="mono scroll">{JSON.stringify(report, null, 2)}</pre>}
+      {report && (
+        <pre class="mono scroll" data-testid="report">
+          {JSON.stringify(report, null, 2)}
+        </pre>
+      )}
       <h3>Groups contacts join and leave by SMS</h3>
       {groups.length ? (
         <Table columns={['Group', 'Join code', 'Leave code', 'Send to']}>
@@ -523,6 +566,7 @@ function EndpointList({ onChange }: { onChange: () => void }) {
   const [format, setFormat] = useState('LEGACY')
   const [error, setError] = useState<string | null>(null)
   const [secret, setSecret] = useState<string | null>(null)
+  const [confirming, setConfirming] = useState<string | null>(null)
   const load = useCallback(async () => {
     const r = await gql<{ webhookEndpoints: Endpoint[] }>(D.endpoints)
     if (r.data) setEndpoints(r.data.webhookEndpoints)
@@ -545,12 +589,13 @@ function EndpointList({ onChange }: { onChange: () => void }) {
   async function remove(id: string) {
     const r = await gql(D.deleteEndpoint, { id })
     setError(problem(r.errors))
+    setConfirming(null)
     await load()
     onChange()
   }
   return (
     <div>
-      <h3>Endpoints</h3>
+      <h3 id="endpoints-heading">Endpoints</h3>
       <p class="muted">Each endpoint has its own secret, events and body. The first is the one above.</p>
       <Table columns={['URL', 'Events', 'Body', 'State', 'Action']} testId="endpoints">
         {endpoints.map((e) => (
@@ -560,9 +605,18 @@ function EndpointList({ onChange }: { onChange: () => void }) {
             <td>{e.payloadFormat === 'STANDARD' ? 'Standard Webhooks envelope' : 'delivery report'}</td>
             <td>{e.enabled ? 'enabled' : `disabled: ${e.disabledReason ?? ''}`}</td>
             <td>
-              <button type="button" class="secondary" aria-label={`Remove endpoint ${e.url}`} onClick={() => void remove(e.id)}>
-                Remove
-              </button>
+              {confirming === e.id ? (
+                <Confirm
+                  text={`Remove ${e.url}? Nothing more is sent to it, and its secret is gone.`}
+                  yes={`Yes, remove ${e.url}`}
+                  onYes={() => void remove(e.id)}
+                  onCancel={() => setConfirming(null)}
+                />
+              ) : (
+                <button type="button" class="secondary" aria-label={`Remove endpoint ${e.url}`} onClick={() => setConfirming(e.id)}>
+                  Remove
+                </button>
+              )}
             </td>
           </tr>
         ))}
@@ -660,6 +714,9 @@ function WebhookSection() {
   const [filter, setFilter] = useState('')
   const [live, setLive] = useState(false)
   const [loaded, setLoaded] = useState(false)
+  /** Which destructive action waits for its confirmation. */
+  const [confirming, setConfirming] = useState<'rotate' | 'remove' | null>(null)
+  const [overlap, setOverlap] = useState('24')
   /** Reads the webhook; the URL field takes the stored URL only when asked (first load, a save), never over what is being typed. */
   const load = useCallback(async (resetField = false) => {
     const r = await gql<{ webhook: Webhook | null }>(D.webhook)
@@ -694,6 +751,18 @@ function WebhookSection() {
     setNotice(r.errors ? null : done)
     return !r.errors
   }
+  async function rotate() {
+    // The API checks the range (0 to 168); a field that holds no whole number never gets there.
+    const hours = /^\s*\d+\s*$/.test(overlap) ? Number(overlap) : null
+    if (hours === null) {
+      setNotice(null)
+      return setError('Overlap: enter a number of hours from 0 to 168.')
+    }
+    const done = hours
+      ? `Secret rotated: for ${hours} hour${hours === 1 ? '' : 's'} each request carries both signatures.`
+      : 'Secret rotated: the previous secret no longer signs.'
+    if (await act(D.rotateSecret, { overlapHours: hours }, done)) setConfirming(null)
+  }
   const save = (event: Event) => {
     event.preventDefault()
     void act(D.setWebhook, { url }, 'Webhook saved.', true)
@@ -722,12 +791,20 @@ function WebhookSection() {
           />
         </div>
         <button type="submit">Save URL</button>
-        {webhook && (
-          <button type="button" class="secondary" onClick={() => void act(D.removeWebhook, {}, 'Webhook removed.', true)}>
+        {webhook && confirming !== 'remove' && (
+          <button type="button" class="secondary" onClick={() => setConfirming('remove')}>
             Remove webhook
           </button>
         )}
       </form>
+      {webhook && confirming === 'remove' && (
+        <Confirm
+          text={`Remove the webhook ${webhook.url}? Delivery reports stop going to it, and its secret is gone.`}
+          yes="Yes, remove the webhook"
+          onYes={() => void act(D.removeWebhook, {}, 'Webhook removed.', true).then((ok) => ok && setConfirming(null))}
+          onCancel={() => setConfirming(null)}
+        />
+      )}
       <ErrorText id="webhook-error" text={error} />
       <p role="status" class="ok">
         {notice}
@@ -744,14 +821,36 @@ function WebhookSection() {
           {webhook.previousSecretExpiresAt && (
             <p class="muted">The previous secret signs too until {when(webhook.previousSecretExpiresAt)}.</p>
           )}
-          <div class="row">
-            <button
-              type="button"
-              class="secondary"
-              onClick={() => void act(D.rotateSecret, {}, 'Secret rotated: for 24 hours each request carries both signatures.')}
+          {confirming === 'rotate' && (
+            <Confirm
+              text="Rotate the signing secret? Receivers need the new one; during the overlap each request is signed with both."
+              yes="Yes, rotate the secret"
+              onYes={() => void rotate()}
+              onCancel={() => {
+                setConfirming(null)
+                setError(null)
+              }}
             >
-              Rotate secret
-            </button>
+              <label for="rotate-overlap">Overlap in hours (0 to 168)</label>
+              <input
+                id="rotate-overlap"
+                type="number"
+                inputMode="numeric"
+                min={0}
+                max={168}
+                step={1}
+                value={overlap}
+                onInput={(e) => setOverlap(e.currentTarget.value)}
+                aria-describedby="webhook-error"
+              />
+            </Confirm>
+          )}
+          <div class="row">
+            {confirming !== 'rotate' && (
+              <button type="button" class="secondary" onClick={() => setConfirming('rotate')}>
+                Rotate secret
+              </button>
+            )}
             <button
               type="button"
               onClick={() =>
@@ -766,7 +865,7 @@ function WebhookSection() {
         </div>
       )}
       <EndpointList onChange={() => void load(true)} />
-      <h3>Delivery log</h3>
+      <h3 id="deliveries-heading">Delivery log</h3>
       <RecoverForm onDone={() => void loadDeliveries()} />
       <div class="row">
         <div>
@@ -834,6 +933,15 @@ function WebhookSection() {
 
 // ---------------------------------------------------------------- the page
 
+/** The navigation shell's links: each section's heading id and its name (a new section adds its line). */
+const SECTIONS: [string, string][] = [
+  ['account-heading', 'Account'],
+  ['keys-heading', 'Keys'],
+  ['audit-heading', 'Audit'],
+  ['webhook-heading', 'Webhooks'],
+  ['deliveries-heading', 'Deliveries'],
+]
+
 function Console() {
   const [account, setAccount] = useState<Account | null>(null)
   useEffect(() => {
@@ -845,36 +953,30 @@ function Console() {
   }
   return (
     <>
-      <header>
+      <a class="skip" href="#main">
+        Skip to the console
+      </a>
+      <header class="shell">
         <h1>Account console{account ? `: ${account.name}` : ''}</h1>
         <nav aria-label="Console">
           <ul>
-            <li>
-              <a href="#account-heading">Account</a>
-            </li>
-            <li>
-              <a href="#keys-heading">API keys</a>
-            </li>
-            <li>
-              <a href="#audit-heading">Audit log</a>
-            </li>
-            <li>
-              <a href="#webhook-heading">Webhook</a>
-            </li>
-            <li>
-              <button type="button" class="secondary" onClick={() => void signOut(false)}>
-                Sign out
-              </button>
-            </li>
-            <li>
-              <button type="button" class="secondary" onClick={() => void signOut(true)}>
-                Sign out everywhere
-              </button>
-            </li>
+            {SECTIONS.map(([target, label]) => (
+              <li key={target}>
+                <a href={`#${target}`}>{label}</a>
+              </li>
+            ))}
           </ul>
         </nav>
+        <div class="row sign-out">
+          <button type="button" class="secondary" onClick={() => void signOut(false)}>
+            Sign out
+          </button>
+          <button type="button" class="secondary" onClick={() => void signOut(true)}>
+            Sign out everywhere
+          </button>
+        </div>
       </header>
-      <main>
+      <main id="main" tabIndex={-1}>
         <AccountSection account={account} />
         <KeysSection />
         <WebhookSection />

@@ -50,7 +50,7 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     ;[base, strictBase] = await Promise.all([first.listening(60_000), second.listening(60_000)])
     receiver = await startReceiver(reply(204))
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
-    context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
     await context.route('**/*', (route) => {
       if (LOCAL.has(new URL(route.request().url()).hostname)) return route.continue()
@@ -79,6 +79,29 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     expect(await seriousAxeViolations(page), `axe on ${screen}`).toEqual([])
   }
 
+  /**
+   * One screen at 1280 and at 360 px: the page does not scroll sideways, every action button of
+   * every table row is inside the viewport, axe passes; a screenshot of each width.
+   */
+  async function atBothWidths(page: Page, screen: string) {
+    for (const width of [1280, 360]) {
+      await page.setViewportSize({ width, height: width === 360 ? 740 : 900 })
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+      expect(overflow, `${screen} at ${width} px scrolls sideways`).toBeLessThanOrEqual(0)
+      const actions = page.locator('tbody tr button')
+      for (let i = 0; i < (await actions.count()); i++) {
+        const box = await actions.nth(i).boundingBox()
+        if (!box) continue // inside a closed <details>
+        const name = await actions.nth(i).innerText()
+        expect(box.x, `${name} on ${screen} at ${width} px`).toBeGreaterThanOrEqual(0)
+        expect(box.x + box.width, `${name} on ${screen} at ${width} px`).toBeLessThanOrEqual(width)
+      }
+      await accessible(page, `${screen} at ${width} px`)
+      await page.screenshot({ path: join(SCREENSHOTS, `${screen.replace(/\W+/g, '-')}-${width}-${target.name}.png`), fullPage: true })
+    }
+    await page.setViewportSize({ width: 1280, height: 900 })
+  }
+
   /** A link from the CLI, opened on `origin` (the CLI writes it under PUBLIC_BASE_URL). */
   async function linkPath() {
     const url = new URL(await cli('console:link', '--account', accountId))
@@ -91,10 +114,11 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     const path = await linkPath()
     page = await newPage()
     await page.goto(`${base}${path}`)
-    await accessible(page, 'sign-in')
+    await atBothWidths(page, 'sign-in')
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.waitForURL(`${base}/console`)
     await page.getByRole('heading', { name: 'Account console: Console Ltd' }).waitFor()
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Keys' }).waitFor()
     const [cookie] = await context.cookies(base)
     expect(cookie).toMatchObject({ name: 'console_session', httpOnly: true, sameSite: 'Strict', secure: false })
     expect(await page.evaluate(() => document.cookie)).toBe('')
@@ -105,7 +129,7 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     const answer = await reused.goto(`${base}${path}`)
     expect(answer!.status()).toBe(410)
     await reused.getByText('This sign-in link was used already').waitFor()
-    await accessible(reused, 'refused link')
+    await atBothWidths(reused, 'refused link')
     await reused.close()
   }, 90_000)
 
@@ -187,12 +211,36 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     expect(await page.evaluate(() => (window as any).sameDocument)).toBe(true)
   }, 90_000)
 
-  it('rotates the secret: during the overlap each request verifies with both secrets (standardwebhooks)', async () => {
+  it('rotates the secret after a confirmation with a chosen overlap (out of range: refused inline, nothing changed); both secrets verify (standardwebhooks)', async () => {
     const secret = page.getByTestId('webhook-secret')
     await page.getByRole('button', { name: 'Show secret' }).click()
     const before = await secret.innerText()
     await page.getByRole('button', { name: 'Rotate secret' }).click()
-    await page.getByText(/Secret rotated/).waitFor()
+    const overlap = page.getByLabel('Overlap in hours (0 to 168)')
+    expect(await overlap.inputValue()).toBe('24')
+    await accessible(page, 'rotation confirmation')
+    // Cancel leaves the secret as it was.
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    for (const [value, text] of [
+      ['', /Overlap: enter a number of hours/],
+      ['169', /whole number of hours from 0 to 168/],
+    ] as const) {
+      await overlap.fill(value)
+      await page.getByRole('button', { name: 'Yes, rotate the secret' }).click()
+      await page.locator('#webhook-error').getByText(text).waitFor()
+    }
+    await page.reload()
+    await page.getByRole('button', { name: 'Show secret' }).click()
+    await expect.poll(() => secret.innerText()).toBe(before)
+    expect(await page.getByText('The previous secret signs too').count()).toBe(0)
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    await overlap.fill('2')
+    await page.getByRole('button', { name: 'Yes, rotate the secret' }).click()
+    await page.getByText('Secret rotated: for 2 hours each request carries both signatures.').waitFor()
+    await page.getByText('The previous secret signs too').waitFor()
+    expect(await overlap.count()).toBe(0)
     await expect.poll(() => secret.innerText()).not.toBe(before)
     const after = await secret.innerText()
     expect(after).toMatch(/^whsec_/)
@@ -211,7 +259,38 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     await accessible(page, 'console with a webhook and its log')
     // docs/console.png is this screenshot.
     await page.screenshot({ path: join(SCREENSHOTS, `console-${target.name}.png`), fullPage: true })
-  }, 60_000)
+  }, 120_000)
+
+  it('removes an endpoint and the webhook only after a confirmation; Cancel keeps them', async () => {
+    const table = page.getByTestId('endpoints')
+    const second = `${receiver.url}?second`
+    await page.getByLabel('New endpoint URL').fill(second)
+    await page.getByRole('button', { name: 'Add endpoint' }).click()
+    await page.getByTestId('endpoint-secret').waitFor()
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(2)
+
+    await page.getByRole('button', { name: `Remove endpoint ${second}` }).click()
+    await page.getByRole('button', { name: `Yes, remove ${second}` }).waitFor()
+    await accessible(page, 'endpoint removal confirmation')
+    await table.getByRole('button', { name: 'Cancel' }).click()
+    await page.reload()
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(2)
+
+    await page.getByRole('button', { name: `Remove endpoint ${second}` }).click()
+    await page.getByRole('button', { name: `Yes, remove ${second}` }).click()
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1)
+    await page.reload()
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1)
+    expect(await table.getByText(second).count()).toBe(0)
+
+    // The default endpoint: Remove webhook asks first; Cancel keeps it.
+    await page.getByRole('button', { name: 'Remove webhook' }).click()
+    await page.getByText(/Remove the webhook .*\?/).waitFor()
+    await page.getByRole('button', { name: 'Cancel' }).click()
+    await page.reload()
+    await page.getByRole('button', { name: 'Remove webhook' }).waitFor()
+    await expect.poll(() => table.locator('tbody tr').count()).toBe(1)
+  }, 120_000)
 
   it('shows the account and looks up a delivery report; an unknown id is an inline error', async () => {
     await page.getByTestId('credit-balance').getByText('credits').waitFor()
@@ -222,33 +301,59 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
       .locator('#report-error')
       .getByText(/not found/i)
       .waitFor()
-    expect(await page.locator('pre').count()).toBe(0)
+    expect(await page.getByTestId('report').count()).toBe(0)
   }, 30_000)
 
-  it('reads at phone width: nothing runs off the side of the page, and every control can be reached by keyboard', async () => {
-    await page.setViewportSize({ width: 360, height: 740 })
+  it('reads at 1280 and 360 px: no sideways scrolling, every row action on screen, a skip link and a navigation shell, all by keyboard', async () => {
     await page.reload()
-    await page.getByTestId('deliveries').waitFor()
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
-    expect(overflow).toBeLessThanOrEqual(0)
+    const log = page.getByTestId('deliveries')
+    await log.locator('tbody tr').first().waitFor()
+    // Each table has a row with an action: a key to revoke, an endpoint to remove, deliveries to replay.
+    await page.locator('tbody tr button', { hasText: 'Revoke' }).first().waitFor()
+    await page.getByTestId('endpoints').locator('tbody tr button', { hasText: 'Remove' }).first().waitFor()
+    await log.locator('tbody tr button', { hasText: 'Replay' }).first().waitFor()
+    await atBothWidths(page, 'console')
+
+    await page.setViewportSize({ width: 360, height: 740 })
     // Tab from the top reaches the webhook URL field without a mouse.
+    await page.reload()
+    await page.getByLabel('Webhook URL').waitFor()
     await page.locator('body').focus()
     let reached = false
-    for (let i = 0; i < 60 && !reached; i++) {
+    for (let i = 0; i < 80 && !reached; i++) {
       await page.keyboard.press('Tab')
       reached = await page.evaluate(() => document.activeElement?.id === 'webhook-url')
     }
     expect(reached).toBe(true)
-    await accessible(page, 'console at phone width')
-    await page.setViewportSize({ width: 1200, height: 900 })
-  }, 30_000)
+    // The first Tab reaches the skip link, which moves focus past the header to the sections.
+    await page.reload()
+    await page.getByLabel('Webhook URL').waitFor()
+    await page.locator('body').focus()
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to the console')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('main')
+    // The shell's links lead to each section.
+    const nav = page.getByRole('navigation', { name: 'Console' })
+    for (const [name, heading] of [
+      ['Keys', 'keys-heading'],
+      ['Webhooks', 'webhook-heading'],
+      ['Deliveries', 'deliveries-heading'],
+    ]) {
+      await nav.getByRole('link', { name, exact: true }).click()
+      await expect.poll(() => page.evaluate(() => location.hash)).toBe(`#${heading}`)
+    }
+    // docs/console-360.png is this screenshot: the delivery log's cards, one screen high.
+    await page.screenshot({ path: join(SCREENSHOTS, `console-360-deliveries-${target.name}.png`) })
+    await page.setViewportSize({ width: 1280, height: 900 })
+  }, 120_000)
 
   it('signs out: the page shows how to sign in, and the old session is refused', async () => {
     const [cookie] = await context.cookies(base)
     const csrf = await page.locator('meta[name="csrf-token"]').getAttribute('content')
     await page.getByRole('button', { name: 'Sign out', exact: true }).click()
     await page.getByText('Open a sign-in link to use the console').waitFor()
-    await accessible(page, 'signed out')
+    await atBothWidths(page, 'signed out')
     const answer = await fetch(`${base}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', cookie: `console_session=${cookie!.value}`, 'x-csrf-token': csrf!, origin: base },

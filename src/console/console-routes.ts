@@ -31,7 +31,7 @@ const STYLE = `
       h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid var(--line); }
       a { color: var(--accent); }
       code, .mono { font-family: ui-monospace, monospace; background: #f6f8fa; padding: 0.1em 0.3em; border-radius: 4px; overflow-wrap: anywhere; }
-      button { font: inherit; padding: 0.4rem 0.9rem; border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 6px; cursor: pointer; }
+      button { font: inherit; max-width: 100%; overflow-wrap: break-word; padding: 0.4rem 0.9rem; border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 6px; cursor: pointer; }
       button.secondary { background: #fff; color: var(--accent); }
       button.danger { background: var(--bad); border-color: var(--bad); }
       button:focus-visible, input:focus-visible, select:focus-visible, a:focus-visible { outline: 3px solid #f0b400; outline-offset: 2px; }
@@ -41,8 +41,26 @@ const STYLE = `
       .error { color: var(--bad); } .ok { color: var(--ok); } .muted { color: var(--muted); }
       .row { display: flex; gap: 0.5rem; flex-wrap: wrap; align-items: end; }
       .scroll { overflow-x: auto; }
-      nav ul { list-style: none; padding: 0; display: flex; gap: 1rem; flex-wrap: wrap; }
-      @media (max-width: 40rem) { th, td { padding: 0.3rem; font-size: 0.9rem; } }`
+      pre { overflow-x: auto; max-width: 100%; white-space: pre-wrap; overflow-wrap: anywhere; }
+      nav ul { list-style: none; padding: 0; margin: 0; display: flex; gap: 0.25rem 1rem; flex-wrap: wrap; }
+      .skip { position: absolute; left: -100vw; top: 0.5rem; background: #fff; padding: 0.4rem 0.8rem; border: 2px solid var(--accent); border-radius: 6px; z-index: 1; }
+      .skip:focus { left: 0.5rem; }
+      .shell { display: flex; flex-wrap: wrap; gap: 0.5rem 1.5rem; align-items: center; border-bottom: 2px solid var(--line); padding-bottom: 0.5rem; }
+      .shell h1 { margin: 0; flex: 1 1 100%; }
+      .shell .sign-out { margin-left: auto; align-items: center; }
+      main:focus { outline: none; }
+      .confirm { border: 1px solid var(--bad); border-radius: 6px; padding: 0.5rem 0.75rem; margin: 0.5rem 0; }
+      .confirm p { margin: 0 0 0.5rem; }
+      /* Under 40rem a table's rows are cards: one cell under the other, each headed by its column, the actions in reach. */
+      @media (max-width: 40rem) {
+        body { padding: 0.75rem; }
+        .cards thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+        .cards, .cards tbody, .cards tr, .cards td { display: block; width: 100%; }
+        .cards tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 0.75rem; padding: 0.25rem 0.5rem; }
+        .cards td { border: 0; padding: 0.25rem 0; overflow-wrap: anywhere; }
+        .cards td[data-label]::before { content: attr(data-label); display: block; font-size: 0.8rem; font-weight: 600; color: var(--muted); }
+        .cards td:empty { display: none; }
+      }`
 
 function page(title: string, body: string, status = 200, headers: Record<string, string> = {}, head = ''): Response {
   const html = `<!doctype html>

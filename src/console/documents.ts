@@ -21,7 +21,7 @@ export const CONSOLE_DOCUMENTS = {
   deliveryUpdates: `subscription { webhookDeliveryUpdates { ${DELIVERY_FIELDS} } }`,
   setWebhook: 'mutation Set($url: String!) { setWebhook(url: $url) { secret } }',
   removeWebhook: 'mutation { removeWebhook { deletedId } }',
-  rotateSecret: 'mutation { rotateWebhookSecret { secret } }',
+  rotateSecret: 'mutation Rotate($overlapHours: Int) { rotateWebhookSecret(overlapHours: $overlapHours) { secret } }',
   sendTest: 'mutation { sendTestWebhook { id } }',
   replay: 'mutation Replay($id: ID!) { redeliverWebhook(id: $id) { id } }',
   endpoints: '{ webhookEndpoints { id url eventTypes payloadFormat enabled disabledReason } }',
