@@ -216,7 +216,7 @@ export type Env = z.infer<typeof schema> & {
   PUBLIC_BASE_URL: string
   /**
    * Where PUBLIC_BASE_URL came from: given, built from a given PORT, or the default (port 4000).
-   * The CLI prefers the URL a running server recorded over the default (src/core/public-base-url.ts).
+   * The CLI prefers the URL a running server recorded over the default (src/db/public-base-url.ts).
    */
   PUBLIC_BASE_URL_FROM: 'PUBLIC_BASE_URL' | 'PORT' | 'default'
 }

@@ -15,7 +15,7 @@ import { createMetrics } from '../metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
 import { RUN_WORKER_LOOP } from './cluster.js'
 import type { Tracing } from '../core/tracing.js'
-import { listeningBaseUrl, recordPublicBaseUrl } from '../core/public-base-url.js'
+import { listeningBaseUrl, recordPublicBaseUrl } from '../db/public-base-url.js'
 import type { Plugin } from 'graphql-yoga'
 
 /**

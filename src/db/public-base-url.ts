@@ -1,8 +1,8 @@
 // The URL people reach the service at, for links printed outside a request (the CLI's console:link).
 // A server records the URL it answers at when it starts listening; the CLI, another process that
 // usually runs without the server's PORT, prints links under that URL unless it is told otherwise.
-import type { Db } from '../db/client.js'
-import type { Env } from './env.js'
+import type { Db } from './client.js'
+import type { Env } from '../core/env.js'
 
 const SETTING = 'public_base_url'
 const LOOPBACK_OR_ANY = new Set(['127.0.0.1', '::1', 'localhost', '0.0.0.0', '::'])
