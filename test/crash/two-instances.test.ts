@@ -68,7 +68,7 @@ describe.each(cases)('kill -9 of one of two instances mid webhook dispatch ($nam
 
   it('loses no delivery and sends at most the in-flight bound again', async () => {
     const { account } = await createAccount(deps, { name: 'Hooks' })
-    await setWebhook(deps, account.id, receiver.url)
+    const endpoint = await setWebhook(deps, account.id, receiver.url)
     const message = await deps.db.message.create({ data: sentMessageRow(account.id) })
     const env = { ...process.env, ...SERVER_ENV, DATABASE_URL: handle.url }
     if (layout === 'two processes') servers.push(spawnServer(env), spawnServer(env))
@@ -92,6 +92,7 @@ describe.each(cases)('kill -9 of one of two instances mid webhook dispatch ($nam
       data: Array.from({ length: DELIVERIES }, (_, i) => ({
         id: `msg_${String(i).padStart(32, '0')}`,
         accountId: account.id,
+        endpointId: endpoint.id,
         messageId: message.id,
         body: JSON.stringify({ reference: message.id, update: i }),
         nextAttemptAt: now,
