@@ -127,7 +127,7 @@ describe.each(targets)('CORS on $name', (target) => {
       expect(res.status).toBe(404)
       expect(corsOf(res.headers), origin).toEqual({
         'access-control-allow-origin': '*',
-        'access-control-expose-headers': 'ETag, X-Request-Id',
+        'access-control-expose-headers': 'ETag, X-Request-Id, Link, X-Total-Count',
       })
       const pre = await kit.app.fetch(
         new Request(`http://localhost/api/channels/${CHANNEL}/status`, {
