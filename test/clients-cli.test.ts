@@ -76,6 +76,8 @@ describe.each(targets)('the CLI beside a running server on $name', (target) => {
       prefix: expect.stringMatching(/^gk_/),
       apiKey: expect.any(String),
       label: 'billing server',
+      scopes: ['read', 'contacts:write', 'sms:send', 'sms:receive', 'webhooks:manage', 'channels:manage', 'admin'],
+      expiresAt: null,
     })
     const { keys } = JSON.parse(await runCli(terminal(database.url), 'apikey:list', '--account', accountId))
     expect(keys.find((k: { id: string }) => k.id === made.id)).toMatchObject({ label: 'billing server' })
@@ -90,11 +92,14 @@ describe.each(targets)('the CLI beside a running server on $name', (target) => {
     const cases: [string[], RegExp][] = [
       [
         ['apikey:create', '--account', accountId, '--lable', 'typo'],
-        /^apikey:create: unknown option --lable; it takes --account, --label;/,
+        /^apikey:create: unknown option --lable; it takes --account, --label, --scopes, --expires-in;/,
       ],
       [['apikey:create', '--account', accountId, '--account', accountId], /^apikey:create: --account is given more than once;/],
       [['apikey:create', '--account', '--label', 'x'], /^apikey:create: --account needs a value/],
-      [['apikey:create', '--account', accountId, 'billing'], /^apikey:create: unexpected argument "billing"; it takes --account, --label;/],
+      [
+        ['apikey:create', '--account', accountId, 'billing'],
+        /^apikey:create: unexpected argument "billing"; it takes --account, --label, --scopes, --expires-in;/,
+      ],
       // (--label= is an empty label.)
       [['apikey:create', '--account', accountId, '--label='], /^apikey:create: label: A label is required$/],
       [['account:list', '--all'], /^account:list: unknown option --all; it takes no options;/],
