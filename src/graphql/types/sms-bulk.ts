@@ -44,7 +44,7 @@ const BulkSendRecipient = builder.prismaObject('BulkSendRecipient', {
   }),
 })
 
-const BulkSend = builder.prismaObject('BulkSend', {
+builder.prismaObject('BulkSend', {
   description: 'One SMS sent to every contact of a group, charged at once.',
   fields: (t) => ({
     uuid: t.exposeID('id', { description: 'The bulk send’s uuid.' }),
