@@ -146,7 +146,16 @@ export function createCredentialWatch({ db, events, clock, changes, pollMs = 250
         // (or, in the moment between, the per-operation check of the socket refuses).
         changes()
         poll = setInterval(() => {
-          if (changes()) void recheck()
+          // The database may be closed under a connection still held (shutdown, a test's end):
+          // nothing is left to watch then, and a throw here would be an uncaught exception.
+          let changed: boolean
+          try {
+            changed = changes!()
+          } catch {
+            stopPolling()
+            return
+          }
+          if (changed) void recheck()
         }, pollMs)
         poll.unref()
       }
