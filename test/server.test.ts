@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, existsSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, existsSync, statSync, utimesSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -113,6 +114,29 @@ describe('process supervision', () => {
     } finally {
       if (groupAlive(server.child)) process.kill(-server.child.pid!, 'SIGKILL')
       rmSync(dir, { recursive: true, force: true })
+    }
+  }, 90_000)
+
+  it("npm start's build step starts no compiler when no input changed, and compiles again when one did", () => {
+    const quickBuild = () => JSON.parse(execFileSync(process.execPath, ['scripts/build.mjs', '--quick'], { encoding: 'utf8' }).trim())
+    quickBuild()
+    // Nothing changed since: the recorded fingerprint matches, no module is compiled.
+    const unchanged = quickBuild()
+    expect(unchanged).toMatchObject({ msg: 'dist/ up to date', written: 0 })
+    expect(unchanged.inputs).toBeGreaterThan(300)
+    expect(unchanged.modules).toBeUndefined()
+    // A source touched (same content, a new time): esbuild runs over every module again; only the
+    // fingerprint is written, since no compiled file differs.
+    const source = join('src', 'env.ts')
+    const { atime, mtime } = statSync(source)
+    utimesSync(source, atime, new Date(mtime.getTime() + 1000))
+    try {
+      const rebuilt = quickBuild()
+      expect(rebuilt.modules).toBeGreaterThan(300)
+      expect(rebuilt.written).toBe(1)
+    } finally {
+      utimesSync(source, atime, mtime)
+      quickBuild()
     }
   }, 90_000)
 
