@@ -45,8 +45,6 @@ export function createRestRouter(options: RestRouterOptions) {
   const compiled: CompiledRoute[] = options.routes
     .map((route) => {
       const document = route.document
-      const errors = validate(options.schema, document)
-      if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
       const paramNames: string[] = []
       const source = route.path
         .split('/')
@@ -62,7 +60,7 @@ export function createRestRouter(options: RestRouterOptions) {
         pattern: new RegExp(`^${source}/?$`),
         paramNames,
         document,
-        run: compileDocument(options.schema, document),
+        run: compileOnFirstUse(options.schema, route),
         specificity,
       }
     })
@@ -224,6 +222,24 @@ function cacheKeyOf(route: RestRoute, url: URL): string {
 }
 
 /** A route's document as a function of its variables; graphql-js's `execute` where graphql-jit cannot compile it. */
+/**
+ * A route's document is validated and compiled by graphql-jit when the route is first asked, not
+ * when the app is built: doing it for every route took about half a second of the start-up
+ * (docs/operations.md, "Start-up"), for routes an instance may never serve. Every route's document
+ * is validated against the schema by the tests (test/typed-documents.test.ts) and typed by gql.tada.
+ */
+function compileOnFirstUse(schema: GraphQLSchema, route: RestRoute): CompiledRoute['run'] {
+  let run: CompiledRoute['run'] | undefined
+  return (variables, context) => {
+    if (!run) {
+      const errors = validate(schema, route.document)
+      if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
+      run = compileDocument(schema, route.document)
+    }
+    return run(variables, context)
+  }
+}
+
 function compileDocument(schema: GraphQLSchema, document: DocumentNode): CompiledRoute['run'] {
   const compiled = compileQuery(schema, document)
   const run: CompiledRoute['run'] = isCompiledQuery(compiled)

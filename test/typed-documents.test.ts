@@ -2,10 +2,12 @@
 // refuses. The refusals are checked by `tsc` (npm run lint): each `@ts-expect-error` below must meet
 // an error, or the type check fails, so a change that lets a route read what its selection lacks
 // cannot pass unnoticed.
-import { print } from 'graphql'
+import { print, validate } from 'graphql'
 import { describe, expect, it } from 'vitest'
 import { documentText, graphql, type ResultOf } from '../src/graphql/typed-documents.js'
 import { route } from '../rest-compat/route.js'
+import { restRoutes } from '../rest-compat/routes.js'
+import { schema } from '../src/graphql/schema.js'
 
 const PAGE = graphql(`fragment Page on OffsetPageInfo { total page }`)
 const ITEM = graphql(`fragment Item on Contact { id: uuid mobile }`)
@@ -60,5 +62,15 @@ describe('route()', () => {
     expect(definition.toLegacy({ group: { name: 'choir' } }, null as never)).toEqual({ name: 'CHOIR' })
     // @ts-expect-error: the selection holds no `description`.
     route({ ...example, toLegacy: ({ group }) => ({ description: group.description.trim() }) })
+  })
+})
+
+describe("the REST routes' documents", () => {
+  // The router validates a route's document only when the route is first asked (rest-compat/router.ts):
+  // this is where a document the schema no longer accepts is found before it ships.
+  it('each validates against the schema', () => {
+    expect(restRoutes.length).toBeGreaterThan(20)
+    const invalid = restRoutes.flatMap((r) => validate(schema, r.document).map((e) => `${r.method} ${r.path}: ${e.message}`))
+    expect(invalid).toEqual([])
   })
 })

@@ -24,9 +24,15 @@ export const SDL_PATH = '/graphql/schema.graphql'
  * A text fixed for the process's life, answered with its ETag (304 to a matching If-None-Match),
  * `no-cache` (tools revalidate, and get it again after an upgrade), and open to any origin.
  */
-function cachedText(text: string, contentType: string) {
-  const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+function cachedText(make: () => string, contentType: string) {
+  // Made on the first request, not at start-up (printing the schema is a tenth of a second).
+  let text: string | undefined
+  let etag = ''
   return (request: Request): Response => {
+    if (text === undefined) {
+      text = make()
+      etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+    }
     const headers = {
       'Content-Type': contentType,
       'Cache-Control': 'no-cache',
@@ -42,7 +48,7 @@ function cachedText(text: string, contentType: string) {
 export function createWebRoutes(routes: RestRoute[]) {
   const openapiText = JSON.stringify(buildOpenApiDocument(routes, { version }), null, 2)
   const openapiEtag = `"${createHash('sha1').update(openapiText).digest('base64url')}"`
-  const sdl = cachedText(printedSchema(), 'text/plain; charset=utf-8')
+  const sdl = cachedText(printedSchema, 'text/plain; charset=utf-8')
   const home = homePage()
   const reference = apiReferencePage()
 
