@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
 import { execute, getOperationAST, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql'
-import { compileQuery, isCompiledQuery } from 'graphql-jit'
 import { AppError, httpStatusOf, knownAppError, type ErrorDetail } from '../src/core/errors.js'
 import type { Context } from '../src/graphql/context.js'
 import type { Logger } from 'pino'
@@ -11,6 +10,7 @@ import { isStorableText } from '../src/messaging/input-rules.js'
 import { inSpan, tracingEnabled } from '../src/core/tracing.js'
 import { AnswerResponse } from '../src/http/answer-response.js'
 import { pagingHeaders } from './paging-headers.js'
+import { loadJit } from '../src/graphql/jit.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -230,19 +230,22 @@ function cacheKeyOf(route: RestRoute, url: URL): string {
  */
 function compileOnFirstUse(schema: GraphQLSchema, route: RestRoute): CompiledRoute['run'] {
   let run: CompiledRoute['run'] | undefined
-  return (variables, context) => {
-    if (!run) {
-      const errors = validate(schema, route.document)
-      if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
-      run = compileDocument(schema, route.document)
-    }
-    return run(variables, context)
-  }
+  return (variables, context) =>
+    run
+      ? run(variables, context)
+      : loadJit().then((jit) => {
+          if (!run) {
+            const errors = validate(schema, route.document)
+            if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
+            run = compileDocument(jit, schema, route.document)
+          }
+          return run(variables, context)
+        })
 }
 
-function compileDocument(schema: GraphQLSchema, document: DocumentNode): CompiledRoute['run'] {
-  const compiled = compileQuery(schema, document)
-  const run: CompiledRoute['run'] = isCompiledQuery(compiled)
+function compileDocument(jit: Awaited<ReturnType<typeof loadJit>>, schema: GraphQLSchema, document: DocumentNode): CompiledRoute['run'] {
+  const compiled = jit.compileQuery(schema, document)
+  const run: CompiledRoute['run'] = jit.isCompiledQuery(compiled)
     ? (variables, context) => compiled.query(undefined, context, variables)
     : (variableValues, contextValue) => execute({ schema, document, variableValues, contextValue })
   const operation = getOperationAST(document)

@@ -1,14 +1,11 @@
-import { PrismaPg } from '@prisma/adapter-pg'
-import pg from 'pg'
+import type pg from 'pg'
 import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/client.js'
-import { PrismaClient as PostgresClient } from '../generated/postgresql/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
 import { CachingPrismaBetterSQLite3, commitProbe, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
 import { tracingEnabled } from '../core/tracing.js'
 import { DatabaseConnectionError, isDatabaseUnavailable } from '../core/database-faults.js'
 import { parseEnv, type Env } from '../core/env.js'
-import { makeInterruptible, probeConnection } from './interruptible-pool.js'
 
 /**
  * Both targets are generated from one datamodel, so their clients have the same API;
@@ -86,13 +83,13 @@ const QUERY_TIMEOUT_MARGIN_MS = 1000
 // built in the process's local time zone (pg's default parser).
 const TIMESTAMP_OID = 1114
 const TIMESTAMPTZ_OID = 1184
-const directTypes = {
+const directTypesOf = (types: typeof pg.types) => ({
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === TIMESTAMP_OID) return (value: string) => `${value.replace(' ', 'T')}Z`
     if (oid === TIMESTAMPTZ_OID) return (value: string) => new Date(value).toISOString()
-    return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text')
+    return format === 'binary' ? types.getTypeParser(oid, 'binary') : types.getTypeParser(oid, 'text')
   },
-}
+})
 
 /** A raw statement as Prisma.Sql gives it: `sql` with `?` placeholders (SQLite), `text` with `$n` (PostgreSQL). */
 export type DirectQuery = { sql: string; text: string; values: unknown[] }
@@ -225,7 +222,7 @@ function reportQuery(kind: DatabaseKind, query: DirectQuery, started: number, op
  * (isDatabaseUnavailable) the connection's state is unknown, so it is dropped, which ends the
  * transaction on the server; after any other error it is rolled back and goes back to the pool.
  */
-function poolTransaction(pool: pg.Pool): OpenTransaction {
+function poolTransaction(pool: pg.Pool, directTypes: ReturnType<typeof directTypesOf>): OpenTransaction {
   return async (body) => {
     const client = await pool.connect().catch((error: unknown) => {
       throw asConnectionError(error)
@@ -318,6 +315,15 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       await db.$queryRawUnsafe('SELECT 1')
     }
   } else {
+    // Loaded here, not at the top: a SQLite start (the default) never parses pg, its Prisma adapter
+    // or the PostgreSQL client (docs/operations.md, "Start-up").
+    const [{ default: pg }, { PrismaPg }, { PrismaClient: PostgresClient }, { makeInterruptible, probeConnection }] = await Promise.all([
+      import('pg'),
+      import('@prisma/adapter-pg'),
+      import('../generated/postgresql/client.js'),
+      import('./interruptible-pool.js'),
+    ])
+    const directTypes = directTypesOf(pg.types)
     const session = {
       connectionString: target.connectionString,
       // Raw statements (readiness, the webhook claim) resolve unqualified names in the same schema.
@@ -368,7 +374,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     )
     const adapter = new PrismaPg(pool, { schema: target.schema })
     prisma = new PostgresClient({ adapter, log, transactionOptions }) as unknown as Db
-    directTransaction = directTransactionOf('postgresql', poolTransaction(pool), prismaTransaction(prisma, 'postgresql'), options)
+    directTransaction = directTransactionOf(
+      'postgresql',
+      poolTransaction(pool, directTypes),
+      prismaTransaction(prisma, 'postgresql'),
+      options,
+    )
   }
   if (options.onQuery) {
     const onQuery = options.onQuery

@@ -7,7 +7,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
-import pg from 'pg'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 
 const PRISMA_ADVISORY_LOCK = 72707369
@@ -88,6 +87,8 @@ function migrateSqlite(file: string): string[] {
 }
 
 async function migratePostgres(connectionString: string, schema: string): Promise<string[]> {
+  // Loaded here: a SQLite start never parses pg (docs/operations.md, "Start-up").
+  const { default: pg } = await import('pg')
   const client = new pg.Client({ connectionString })
   await client.connect()
   try {

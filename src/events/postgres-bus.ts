@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import pg from 'pg'
+import { createRequire } from 'node:module'
+import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Db } from '../db/client.js'
 import { AppError } from '../core/errors.js'
@@ -7,6 +8,9 @@ import { RESYNC, type EventBus } from './event-bus.js'
 import { decodeEnvelope, encodeEnvelope } from './event-envelope.js'
 import { createLocalDelivery } from './local-delivery.js'
 import { reconnectDelayMs } from './reconnect-delay.js'
+
+/** pg, required when the bus first connects: a SQLite start never parses it (docs/operations.md, "Start-up"). */
+const loadPg = () => createRequire(import.meta.url)('pg') as typeof pg
 
 export interface PostgresBusOptions {
   connectionString: string
@@ -87,7 +91,7 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
   async function connect() {
     retryTimer = null
     if (closed) return
-    const next = new pg.Client({
+    const next = new (loadPg().Client)({
       connectionString,
       application_name: 'gateway-event-bus',
       connectionTimeoutMillis: connectTimeoutMs,

@@ -1,6 +1,7 @@
 import { getOperationAST, type DocumentNode, type GraphQLSchema } from 'graphql'
-import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit'
+import type { CompiledQuery } from 'graphql-jit'
 import type { Plugin } from 'graphql-yoga'
+import { loadJit, loadedJit } from '../jit.js'
 
 const isPromise = <T>(value: T | Promise<T>): value is Promise<T> => typeof (value as Promise<T>)?.then === 'function'
 
@@ -11,6 +12,7 @@ export const COMPILED_MAX = 200
 
 interface Uses {
   schema: GraphQLSchema
+  document: DocumentNode
   operationName: string | null
   count: number
   /** Undefined until compiled; null when graphql-jit cannot compile it (then it stays on graphql-js). */
@@ -32,10 +34,14 @@ export function compiledExecutionPlugin({ compileOnUse = COMPILE_ON_USE, max = C
   const uses = new WeakMap<DocumentNode, Uses>()
   const compiled = new Set<Uses>()
 
-  function compiledFor(schema: GraphQLSchema, document: DocumentNode, operationName: string | null): CompiledQuery | null {
+  function compiledFor(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operationName: string | null,
+  ): CompiledQuery | null | Promise<CompiledQuery | null> {
     let entry = uses.get(document)
     if (!entry || entry.schema !== schema || entry.operationName !== operationName) {
-      entry = { schema, operationName, count: 0 }
+      entry = { schema, document, operationName, count: 0 }
       uses.set(document, entry)
     }
     if (entry.compiled !== undefined) return entry.compiled
@@ -44,7 +50,16 @@ export function compiledExecutionPlugin({ compileOnUse = COMPILE_ON_USE, max = C
       entry.compiled = null
       return null
     }
-    const result = compileQuery(schema, document, operationName ?? undefined)
+    const jit = loadedJit()
+    // The first compilation of the process waits for graphql-jit to load (src/graphql/jit.ts).
+    if (!jit) return loadJit().then(() => compile(entry))
+    return compile(entry)
+  }
+
+  function compile(entry: Uses): CompiledQuery | null {
+    if (entry.compiled !== undefined) return entry.compiled
+    const { compileQuery, isCompiledQuery } = loadedJit()!
+    const result = compileQuery(entry.schema, entry.document, entry.operationName ?? undefined)
     entry.compiled = isCompiledQuery(result) ? result : null
     if (entry.compiled) {
       compiled.add(entry)
@@ -62,14 +77,20 @@ export function compiledExecutionPlugin({ compileOnUse = COMPILE_ON_USE, max = C
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const query = compiledFor(args.schema, args.document, args.operationName ?? null)
-      if (!query) return
-      setExecuteFn((run) => {
-        // An answer with errors is graphql-js's own: graphql-jit words variable errors differently,
-        // leaves out locations and orders data before errors. A query writes nothing, so running
-        // it again is safe; only answers with errors pay for it.
-        const answer = query.query(run.rootValue, run.contextValue, run.variableValues ?? {})
-        return isPromise(answer) ? answer.then((a) => (a.errors ? executeFn(run) : a)) : answer.errors ? executeFn(run) : answer
-      })
+      if (isPromise(query)) return query.then((loaded) => void (loaded && runCompiled(loaded, executeFn, setExecuteFn)))
+      if (query) runCompiled(query, executeFn, setExecuteFn)
     },
   }
+}
+
+type ExecuteFn = Parameters<Parameters<NonNullable<Plugin['onExecute']>>[0]['setExecuteFn']>[0]
+
+function runCompiled(query: CompiledQuery, executeFn: ExecuteFn, setExecuteFn: (fn: ExecuteFn) => void) {
+  setExecuteFn((run) => {
+    // An answer with errors is graphql-js's own: graphql-jit words variable errors differently,
+    // leaves out locations and orders data before errors. A query writes nothing, so running
+    // it again is safe; only answers with errors pay for it.
+    const answer = query.query(run.rootValue, run.contextValue, run.variableValues ?? {})
+    return isPromise(answer) ? answer.then((a) => (a.errors ? executeFn(run) : a)) : answer.errors ? executeFn(run) : answer
+  })
 }
