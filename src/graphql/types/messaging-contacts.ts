@@ -1,5 +1,6 @@
 import { publishJoins, publishLeaves, withContactRemoval } from '../../live/membership-events.js'
 import { builder } from '../builder.js'
+import { orderByEnum } from '../order-by.js'
 import { CONTACT_SEARCH, DeletedPayload, OffsetPageInfoRef, listArgs } from './common.js'
 import { queryFromInfo } from '@pothos/plugin-prisma'
 import type { GraphQLResolveInfo } from 'graphql'
@@ -109,14 +110,7 @@ const ORDER_MEANING: Record<ContactOrder, string> = {
   UPDATED_AT_DESC: 'Most recently changed first, then by uuid descending.',
 }
 
-export const ContactOrderByEnum = builder.enumType('ContactOrderBy', {
-  description:
-    'The order of a contact list. Each is a total order served by an index; a cursor is valid only under the order it came from.',
-  values: Object.fromEntries(CONTACT_ORDERS.map((o) => [o, { description: ORDER_MEANING[o] }])) as Record<
-    ContactOrder,
-    { description: string }
-  >,
-})
+export const ContactOrderByEnum = orderByEnum('ContactOrderBy', 'a contact list', ORDER_MEANING)
 
 interface ContactPageSource {
   accountId: string

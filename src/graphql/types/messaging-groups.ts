@@ -1,4 +1,5 @@
 import { builder, type BuilderTypes } from '../builder.js'
+import { orderByEnum } from '../order-by.js'
 import { DeletedPayload, OffsetPageInfoRef, listArgs } from './common.js'
 import { pageInfo, pageRequest, type PageRequest } from '../../messaging/paging.js'
 import type { Group as GroupRow } from '../../generated/sqlite/client.js'
@@ -68,13 +69,7 @@ const ORDER_MEANING: Record<GroupOrder, string> = {
   SIZE_DESC: 'Largest first (contactCount), then by uuid descending.',
 }
 
-const GroupOrderByEnum = builder.enumType('GroupOrderBy', {
-  description: 'The order of a group list. Each is a total order served by an index; a cursor is valid only under the order it came from.',
-  values: Object.fromEntries(GROUP_ORDERS.map((o) => [o, { description: ORDER_MEANING[o] }])) as Record<
-    GroupOrder,
-    { description: string }
-  >,
-})
+const GroupOrderByEnum = orderByEnum('GroupOrderBy', 'a group list', ORDER_MEANING)
 
 interface GroupPageSource {
   accountId: string

@@ -1,4 +1,5 @@
 import { builder } from '../builder.js'
+import { orderByEnum } from '../order-by.js'
 import { localId } from '../node-id.js'
 import { prismaConnection } from '../connections.js'
 import { newestFirst, type KeysetOrder } from '../keyset.js'
@@ -204,16 +205,12 @@ const MESSAGE_KEYSETS: Record<MessageOrder, KeysetOrder> = {
   STATUS_DESC: sameWay('messages:STATUS_DESC', ['status', 'createdAt', 'id'], 'desc'),
 }
 
-const SentMessageOrderByEnum = builder.enumType('SentMessageOrderBy', {
-  description:
-    'The order of the sent messages. Each is a total order served by an index; a cursor is valid only under the order it came from.',
-  values: {
-    SENT_AT_DESC: { description: 'Newest first, then by uuid descending: the default.' },
-    SENT_AT_ASC: { description: 'Oldest first, then by uuid.' },
-    STATUS_ASC: { description: 'By status code (alphabetical: DELIVRD, DND, EXPIRED, ...), oldest first within a status.' },
-    STATUS_DESC: { description: 'STATUS_ASC reversed: by status code descending, newest first within a status.' },
-  } satisfies Record<MessageOrder, { description: string }>,
-})
+const SentMessageOrderByEnum = orderByEnum('SentMessageOrderBy', 'the sent messages', {
+  SENT_AT_DESC: 'Newest first, then by uuid descending: the default.',
+  SENT_AT_ASC: 'Oldest first, then by uuid.',
+  STATUS_ASC: 'By status code (alphabetical: DELIVRD, DND, EXPIRED, ...), oldest first within a status.',
+  STATUS_DESC: 'STATUS_ASC reversed: by status code descending, newest first within a status.',
+} satisfies Record<MessageOrder, string>)
 
 const SentMessageFilterInput = builder.inputType('SentMessageFilter', {
   description: 'Which sent messages a list holds: every condition given must hold.',

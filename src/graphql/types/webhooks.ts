@@ -1,4 +1,5 @@
 import { builder } from '../builder.js'
+import { orderByEnum } from '../order-by.js'
 import { auditSource } from '../audit-source.js'
 import { recordAudit } from '../../audit/record-audit.js'
 import { DateTimeRangeInput, DeletedPayload } from './common.js'
@@ -181,15 +182,11 @@ const WebhookSecretPayload = builder.objectRef<{ endpointId: string; secret: str
   }),
 })
 
-const DeliveryOrderByEnum = builder.enumType('WebhookDeliveryOrderBy', {
-  description:
-    'The order of webhook deliveries. Each is a total order served by an index; a cursor is valid only under the order it came from.',
-  values: {
-    CREATED_AT_DESC: { description: 'Newest first, then by id descending: the default.' },
-    CREATED_AT_ASC: { description: 'Oldest first, then by id.' },
-  } as const,
-})
 type DeliveryOrder = 'CREATED_AT_DESC' | 'CREATED_AT_ASC'
+const DeliveryOrderByEnum = orderByEnum('WebhookDeliveryOrderBy', 'webhook deliveries', {
+  CREATED_AT_DESC: 'Newest first, then by id descending: the default.',
+  CREATED_AT_ASC: 'Oldest first, then by id.',
+} satisfies Record<DeliveryOrder, string>)
 
 /** Each order's keyset; the default's cursors keep their name. */
 const DELIVERY_KEYSETS: Record<DeliveryOrder, KeysetOrder> = {
