@@ -308,6 +308,31 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     await g.stop()
   })
 
+  it('holds SMPP_TPS: no one second at the SMSC holds more than TPS submits (+1 for arrivals bunched in transit)', async () => {
+    reset()
+    const TPS = 5
+    const { g, deps } = await instance({ tps: TPS, window: 10 })
+    const s = await funded()
+    const before = smsc.submits.length
+    // Twelve at once through a window of ten: without the limit they would all arrive within one second.
+    const count = 12
+    const results = await Promise.all(
+      Array.from({ length: count }, (_, n) => sendSms(deps, s.account.id, { to: '+254711000020', message: `paced ${n}` })),
+    )
+    expect(results.every((r) => r.status === 'SENT')).toBe(true)
+    const arrivals = smsc.submits
+      .slice(before)
+      .filter((r) => r.text.startsWith('paced '))
+      .map((r) => r.at)
+      .sort((a, b) => a - b)
+    // Not vacuous: every one went, more than one second's worth (the limit had to hold some back).
+    expect(arrivals).toHaveLength(count)
+    expect(count).toBeGreaterThan(TPS + 1)
+    const busiest = Math.max(...arrivals.map((t) => arrivals.filter((u) => u >= t && u < t + 1000).length))
+    expect(busiest).toBeLessThanOrEqual(TPS + 1)
+    await g.stop()
+  })
+
   it('never sends again a submit the SMSC never answered: UNKNOWN, charged, SUBMIT_UNCONFIRMED', async () => {
     reset()
     const { g, deps } = await instance({ responseTimeoutMs: 300 })
