@@ -11,6 +11,8 @@ import { sweepSubmissions } from '../src/sms/submit-sms.js'
 import { segment } from '../src/sms/encoding.js'
 import { parseEnv } from '../src/core/env.js'
 import type { Deps } from '../src/deps.js'
+import { runWorkerTick } from '../src/process/worker.js'
+import { PENDING_RECEIPT_RETENTION_MS } from '../src/sms/smpp/smpp-receipts.js'
 
 const logger = createLogger('silent')
 const LEASE = 2_000
@@ -285,6 +287,22 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     smsc.options.autoReceipt = { stat: 'EXPIRED', when: 'before', to: 'other' }
     const two = await sendSms(kit.deps, s.account.id, { to: '+254711000011', message: 'other instance, early' })
     await until('both final', async () => (await message(one.id)).status === 'DELIVRD' && (await message(two.id)).status === 'EXPIRED')
+  })
+
+  it('purges receipts that matched no part once they are a week old, in the worker tick', async () => {
+    reset()
+    const now = clock.now().getTime()
+    const old = await kit.db.smppPendingReceipt.create({
+      data: { smscMessageId: 'lost-old', carrierStatus: 'DELIVRD', receivedAt: new Date(now - PENDING_RECEIPT_RETENTION_MS - 1) },
+    })
+    const recent = await kit.db.smppPendingReceipt.create({
+      data: { smscMessageId: 'lost-recent', carrierStatus: 'DELIVRD', receivedAt: new Date(now - PENDING_RECEIPT_RETENTION_MS + 60_000) },
+    })
+    const tick = await runWorkerTick(kit.deps, 'test')
+    expect(tick.receiptsPurged).toBe(1)
+    const left = await kit.db.smppPendingReceipt.findMany({ where: { id: { in: [old.id, recent.id] } } })
+    expect(left.map((r) => r.smscMessageId)).toEqual(['lost-recent'])
+    await kit.db.smppPendingReceipt.deleteMany({ where: { id: recent.id } })
   })
 
   it('holds the window: no more than SMPP_WINDOW submits in flight', async () => {

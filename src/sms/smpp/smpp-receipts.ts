@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.js'
 import { CARRIER_STATUS_MAP, isFinal, type DeliveryStatus } from '../delivery-status.js'
 import { recordCarrierStatus } from '../record-status.js'
 import type { SmppReceipt } from './receipt.js'
+import { oncePerInterval } from '../../core/once-per-interval.js'
 
 type ReceiptDeps = Pick<Deps, 'db' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>
 
@@ -10,6 +11,30 @@ const statusOf = (stat: string): DeliveryStatus => CARRIER_STATUS_MAP[stat] ?? '
 
 /** How long a receipt that matched no part is looked for again by the sweep. */
 const PENDING_MATCH_MS = 10 * 60_000
+
+/**
+ * How long a receipt that matched no part is kept at all (docs/sms.md "Delivery receipts"). A
+ * submit_sm's answer is recorded within SMPP_RESPONSE_TIMEOUT_MS or never, so a receipt still
+ * unmatched after a day never will be; the rest of the week is for the operator to look at it.
+ */
+export const PENDING_RECEIPT_RETENTION_MS = 7 * 86_400_000
+
+const purgeDue = oncePerInterval()
+
+/**
+ * Deletes pending receipts older than PENDING_RECEIPT_RETENTION_MS. Run by the worker's tick with
+ * the other purges, at most once per `minIntervalMs` per database (one DELETE on the `receivedAt`
+ * index); returns how many went.
+ */
+export async function purgeUnmatchedReceipts(
+  { db, clock }: Pick<Deps, 'db' | 'clock'>,
+  { minIntervalMs = 3_600_000 }: { minIntervalMs?: number } = {},
+): Promise<number> {
+  const now = clock.now().getTime()
+  if (!purgeDue(db, now, minIntervalMs)) return 0
+  const { count } = await db.smppPendingReceipt.deleteMany({ where: { receivedAt: { lt: new Date(now - PENDING_RECEIPT_RETENTION_MS) } } })
+  return count
+}
 
 /**
  * Applies one delivery receipt. The part is found by the SMSC's message id on any instance (the id
