@@ -12,7 +12,8 @@ import { segment } from '../src/sms/encoding.js'
 import { parseEnv } from '../src/core/env.js'
 import type { Deps } from '../src/deps.js'
 import { runWorkerTick } from '../src/process/worker.js'
-import { PENDING_RECEIPT_RETENTION_MS } from '../src/sms/smpp/smpp-receipts.js'
+import { matchPendingReceipts, PENDING_RECEIPT_RETENTION_MS } from '../src/sms/smpp/smpp-receipts.js'
+import { otherSpellings } from '../src/sms/smpp/receipt.js'
 
 const logger = createLogger('silent')
 const LEASE = 2_000
@@ -77,6 +78,7 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     smsc.options.autoReceipt = null
     smsc.options.bind = 'accept'
     smsc.options.answerEnquireLink = true
+    smsc.options.messageIds = 'hex'
   }
 
   it('binds as a transceiver and shows the bind on /readyz and /metrics', async () => {
@@ -305,6 +307,52 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     await kit.db.smppPendingReceipt.deleteMany({ where: { id: recent.id } })
   })
 
+  it('matches a receipt that names the message in the other base: hex answer and decimal receipt, and the reverse', async () => {
+    const s = await funded()
+    for (const [answer, receiptId] of [
+      ['hex', (id: string) => BigInt(`0x${id}`).toString(10)],
+      ['decimal', (id: string) => BigInt(id).toString(16).toUpperCase()],
+    ] as const) {
+      reset()
+      smsc.options.messageIds = answer
+      const before = smsc.submits.length
+      const sent = await sendSms(kit.deps, s.account.id, { to: '+254711000021', message: `${answer} answer` })
+      const record = smsc.submits[before]!
+      expect(await smsc.receipt(receiptId(record.messageId), 'DELIVRD', { session: record.session })).toBe(0)
+      const done = await until('DELIVRD', async () => {
+        const m = await message(sent.id)
+        return m.status === 'DELIVRD' && m
+      })
+      expect(done.gatewayMessageId).toBe(record.messageId)
+    }
+    reset()
+  })
+
+  it("matches a pending receipt in the other base once the part's id is recorded", async () => {
+    const s = await funded()
+    const m = await kit.db.message.create({
+      data: {
+        accountId: s.account.id,
+        mobile: '+254711000022',
+        sender: 'ACME',
+        text: 'pending in decimal',
+        encoding: 'GSM_7',
+        pages: 1,
+        costPerPage: 10_000n,
+        creditsDeducted: 10_000n,
+        gateway: 'smpp',
+        status: 'SENT',
+        broadcastAt: clock.now(),
+      },
+    })
+    // The receipt came first, its id in decimal; the answer then recorded the id in hex.
+    await kit.db.smppPendingReceipt.create({ data: { smscMessageId: '11259375', carrierStatus: 'DELIVRD', receivedAt: clock.now() } })
+    await kit.db.smppPart.create({ data: { messageId: m.id, part: 1, parts: 1, smscMessageId: '00abcdef', createdAt: clock.now() } })
+    expect(await matchPendingReceipts(kit.deps, ['00abcdef'])).toBe(1)
+    expect(await message(m.id)).toMatchObject({ status: 'DELIVRD', done: true })
+    expect(await kit.db.smppPendingReceipt.count({ where: { smscMessageId: '11259375' } })).toBe(0)
+  })
+
   it('holds the window: no more than SMPP_WINDOW submits in flight', async () => {
     reset()
     const { g, deps } = await instance({ window: 2 })
@@ -524,5 +572,25 @@ describe('SMPP settings', () => {
     expect(() => parseEnv(env)).toThrow(problem)
     // The password never appears in the message.
     expect(() => parseEnv(env)).not.toThrow(/pw@/)
+  })
+})
+
+describe('SMPP receipt ids in another base', () => {
+  it('spells a decimal id in hex and a hex id in decimal, padded as SMSCs pad them, never the id itself', () => {
+    const decimal = otherSpellings('11259375')
+    expect(decimal).toEqual(expect.arrayContaining(['abcdef', 'ABCDEF', '00abcdef', '00ABCDEF', '0000000000abcdef']))
+    // Digits only: also a hex number (0x11259375), in decimal.
+    expect(decimal).toContain(String(0x11259375))
+    expect(decimal).not.toContain('11259375')
+    const hex = otherSpellings('00abcdef')
+    expect(hex).toEqual(expect.arrayContaining(['11259375', '0011259375']))
+    expect(otherSpellings('ABCDEF')).toContain('11259375')
+  })
+
+  it('has none for an id that is no number, or longer than 64 bits', () => {
+    expect(otherSpellings('msg-7f3a')).toEqual([])
+    expect(otherSpellings('')).toEqual([])
+    expect(otherSpellings('1'.repeat(21))).toEqual([])
+    expect(otherSpellings('f'.repeat(17))).toEqual([])
   })
 })

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.js'
 import { CARRIER_STATUS_MAP, isFinal, type DeliveryStatus } from '../delivery-status.js'
 import { recordCarrierStatus } from '../record-status.js'
-import type { SmppReceipt } from './receipt.js'
+import { otherSpellings, type SmppReceipt } from './receipt.js'
 import { oncePerInterval } from '../../core/once-per-interval.js'
 
 type ReceiptDeps = Pick<Deps, 'db' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>
@@ -44,7 +44,12 @@ export async function purgeUnmatchedReceipts(
  */
 export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Promise<boolean> {
   const { db } = deps
-  const parts = await db.smppPart.findMany({ where: { smscMessageId: receipt.smscMessageId }, select: { messageId: true, part: true } })
+  let parts = await db.smppPart.findMany({ where: { smscMessageId: receipt.smscMessageId }, select: { messageId: true, part: true } })
+  // The same number in the other base (a hex submit_sm_resp id, a decimal receipt id, or the reverse).
+  const others = parts.length ? [] : otherSpellings(receipt.smscMessageId)
+  if (others.length) {
+    parts = await db.smppPart.findMany({ where: { smscMessageId: { in: others } }, select: { messageId: true, part: true } })
+  }
   if (!parts.length) {
     await db.smppPendingReceipt.create({
       data: {
@@ -55,7 +60,14 @@ export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Pro
         receivedAt: deps.clock.now(),
       },
     })
-    return false
+    // The answer may have been recorded since the lookup above, and its own look for pending
+    // receipts (matchPendingReceipts after recording) may have run before this row existed: look
+    // again now that it does. Of the two, the later one sees the other's committed write.
+    const recorded = await db.smppPart.findFirst({
+      where: { smscMessageId: { in: [receipt.smscMessageId, ...otherSpellings(receipt.smscMessageId)] } },
+      select: { messageId: true },
+    })
+    return recorded ? (await matchPendingReceipts(deps, [receipt.smscMessageId])) > 0 : false
   }
   for (const part of parts) {
     await db.smppPart.update({
@@ -100,20 +112,21 @@ export async function matchPendingReceipts(deps: ReceiptDeps, smscMessageIds?: s
   const { db } = deps
   const pending = await db.smppPendingReceipt.findMany({
     where: smscMessageIds
-      ? { smscMessageId: { in: smscMessageIds } }
+      ? { smscMessageId: { in: smscMessageIds.flatMap((id) => [id, ...otherSpellings(id)]) } }
       : { receivedAt: { gte: new Date(deps.clock.now().getTime() - PENDING_MATCH_MS) } },
     orderBy: { receivedAt: 'asc' },
     take: 500,
   })
   if (!pending.length) return 0
+  const spellings = new Map(pending.map((p) => [p.smscMessageId, [p.smscMessageId, ...otherSpellings(p.smscMessageId)]]))
   const known = await db.smppPart.findMany({
-    where: { smscMessageId: { in: [...new Set(pending.map((p) => p.smscMessageId))] } },
+    where: { smscMessageId: { in: [...new Set([...spellings.values()].flat())] } },
     select: { smscMessageId: true },
   })
   const recorded = new Set(known.map((k) => k.smscMessageId))
   let matched = 0
   for (const receipt of pending) {
-    if (!recorded.has(receipt.smscMessageId)) continue
+    if (!spellings.get(receipt.smscMessageId)!.some((id) => recorded.has(id))) continue
     // Whoever removes the row applies it: two instances sweeping at once apply it once.
     const { count } = await db.smppPendingReceipt.deleteMany({ where: { id: receipt.id } })
     if (!count) continue
