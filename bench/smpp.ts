@@ -3,9 +3,11 @@
 // against the same SMSC (the test kit's, on node-smpp's server) in the same run and window. Then
 // end to end: sendSms to DELIVRD with the SMSC sending a receipt for every part.
 //   SMPP_BENCH_MESSAGES=3000 SMPP_BENCH_WINDOW=10 npm run bench -- smpp
+//   SMPP_BENCH_DATABASE=postgresql npm run bench -- smpp   (a fresh schema on BENCH_DATABASE_URL's server)
+// CPU a message is this process's (the SMSC's share included): on a loaded machine compare those.
 import smpp, { type PDU } from 'smpp'
 import { loadavg } from 'node:os'
-import { startBench } from './harness.js'
+import { postgresSchema, startBench } from './harness.js'
 import { startSmsc } from '../test/kit/smsc.js'
 import { createSmppGateway } from '../src/sms/smpp/smpp-gateway.js'
 import { createLogger } from '../src/core/logger.js'
@@ -16,6 +18,9 @@ const N = Number(process.env.SMPP_BENCH_MESSAGES ?? 2000)
 const WINDOW = Number(process.env.SMPP_BENCH_WINDOW ?? 10)
 /** sendSms callers at once: more than the window, so the window is always full. */
 const CALLERS = WINDOW * 4
+/** CPU of this process (the SMSC's included, it runs here too), for the figures of a loaded machine. */
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
+let bareCpuMs = 0
 
 async function bare(url: string): Promise<number> {
   const target = new URL(url)
@@ -49,8 +54,10 @@ async function bare(url: string): Promise<number> {
       )
     }
   }
+  const cpu = process.cpuUsage()
   await Promise.all(Array.from({ length: WINDOW }, worker))
   const rate = N / ((performance.now() - started) / 1000)
+  bareCpuMs = cpuMs(process.cpuUsage(cpu)) / N
   await new Promise<void>((resolve) => session.unbind(() => resolve()))
   session.close()
   return rate
@@ -61,7 +68,10 @@ const baseline = await bare(smsc.url)
 
 // The SMSC shares this process: a long answer timeout, so a busy machine does not turn slow answers into UNKNOWN.
 const gateway = createSmppGateway({ url: smsc.url, logger: createLogger('silent'), window: WINDOW, responseTimeoutMs: 120_000 })
-const bench = await startBench({ SMS_GATEWAY: 'smpp', SMPP_URL: smsc.url }, { gateway })
+// SMPP_BENCH_DATABASE=postgresql: a fresh schema on BENCH_DATABASE_URL's server, dropped after.
+const schema = process.env.SMPP_BENCH_DATABASE === 'postgresql' ? await postgresSchema() : null
+if (process.env.SMPP_BENCH_DATABASE === 'postgresql' && !schema) process.exit(1)
+const bench = await startBench({ SMS_GATEWAY: 'smpp', SMPP_URL: smsc.url }, { gateway }, schema?.url ?? null)
 gateway.start(bench.deps)
 await gateway.whenBound()
 const { account } = await createAccount(bench.deps, { name: 'Bench' })
@@ -70,6 +80,7 @@ await bench.deps.db.account.update({ where: { id: account.id }, data: { creditBa
 async function run(label: string, receipts: boolean) {
   smsc.options.autoReceipt = receipts ? { stat: 'DELIVRD', when: 'after' } : null
   const ids: string[] = []
+  const cpu = process.cpuUsage()
   const started = performance.now()
   let next = 0
   const caller = async () => {
@@ -97,20 +108,29 @@ async function run(label: string, receipts: boolean) {
   }
   const done = performance.now()
   const counted = N - notSent
-  return { submitsPerSecond: counted / ((submitted - started) / 1000), endToEndPerSecond: counted / ((done - started) / 1000) }
+  return {
+    submitsPerSecond: counted / ((submitted - started) / 1000),
+    endToEndPerSecond: counted / ((done - started) / 1000),
+    cpuMsPerMessage: cpuMs(process.cpuUsage(cpu)) / N,
+  }
 }
 
 const submits = await run('submit-only', false)
 const endToEnd = await run('end-to-end', true)
 await gateway.stop()
 await bench.close()
+await schema?.drop()
 await smsc.close()
 
 const ratio = submits.submitsPerSecond / baseline
 console.log(`messages ${N}, window ${WINDOW}, ${CALLERS} sendSms callers, database ${bench.deps.dbKind}`)
-console.log(`bare node-smpp client:        ${baseline.toFixed(0)} submit_sm/s`)
-console.log(`connector (sendSms → SENT):   ${submits.submitsPerSecond.toFixed(0)} messages/s (${ratio.toFixed(2)}x the bare client)`)
-console.log(`end to end (sendSms → DELIVRD): ${endToEnd.endToEndPerSecond.toFixed(0)} messages/s`)
+console.log(`bare node-smpp client:        ${baseline.toFixed(0)} submit_sm/s, ${bareCpuMs.toFixed(2)} ms CPU a message`)
+console.log(
+  `connector (sendSms → SENT):   ${submits.submitsPerSecond.toFixed(0)} messages/s (${ratio.toFixed(2)}x the bare client), ${submits.cpuMsPerMessage.toFixed(2)} ms CPU a message`,
+)
+console.log(
+  `end to end (sendSms → DELIVRD): ${endToEnd.endToEndPerSecond.toFixed(0)} messages/s, ${endToEnd.cpuMsPerMessage.toFixed(2)} ms CPU a message`,
+)
 console.log(
   `load average ${loadavg()
     .map((l) => l.toFixed(2))

@@ -11,6 +11,9 @@ import { sweepSubmissions } from '../src/sms/submit-sms.js'
 import { segment } from '../src/sms/encoding.js'
 import { parseEnv } from '../src/core/env.js'
 import type { Deps } from '../src/deps.js'
+import { runWorkerTick } from '../src/process/worker.js'
+import { matchPendingReceipts, PENDING_RECEIPT_RETENTION_MS } from '../src/sms/smpp/smpp-receipts.js'
+import { otherSpellings } from '../src/sms/smpp/receipt.js'
 
 const logger = createLogger('silent')
 const LEASE = 2_000
@@ -75,6 +78,7 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     smsc.options.autoReceipt = null
     smsc.options.bind = 'accept'
     smsc.options.answerEnquireLink = true
+    smsc.options.messageIds = 'hex'
   }
 
   it('binds as a transceiver and shows the bind on /readyz and /metrics', async () => {
@@ -287,6 +291,68 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     await until('both final', async () => (await message(one.id)).status === 'DELIVRD' && (await message(two.id)).status === 'EXPIRED')
   })
 
+  it('purges receipts that matched no part once they are a week old, in the worker tick', async () => {
+    reset()
+    const now = clock.now().getTime()
+    const old = await kit.db.smppPendingReceipt.create({
+      data: { smscMessageId: 'lost-old', carrierStatus: 'DELIVRD', receivedAt: new Date(now - PENDING_RECEIPT_RETENTION_MS - 1) },
+    })
+    const recent = await kit.db.smppPendingReceipt.create({
+      data: { smscMessageId: 'lost-recent', carrierStatus: 'DELIVRD', receivedAt: new Date(now - PENDING_RECEIPT_RETENTION_MS + 60_000) },
+    })
+    const tick = await runWorkerTick(kit.deps, 'test')
+    expect(tick.receiptsPurged).toBe(1)
+    const left = await kit.db.smppPendingReceipt.findMany({ where: { id: { in: [old.id, recent.id] } } })
+    expect(left.map((r) => r.smscMessageId)).toEqual(['lost-recent'])
+    await kit.db.smppPendingReceipt.deleteMany({ where: { id: recent.id } })
+  })
+
+  it('matches a receipt that names the message in the other base: hex answer and decimal receipt, and the reverse', async () => {
+    const s = await funded()
+    for (const [answer, receiptId] of [
+      ['hex', (id: string) => BigInt(`0x${id}`).toString(10)],
+      ['decimal', (id: string) => BigInt(id).toString(16).toUpperCase()],
+    ] as const) {
+      reset()
+      smsc.options.messageIds = answer
+      const before = smsc.submits.length
+      const sent = await sendSms(kit.deps, s.account.id, { to: '+254711000021', message: `${answer} answer` })
+      const record = smsc.submits[before]!
+      expect(await smsc.receipt(receiptId(record.messageId), 'DELIVRD', { session: record.session })).toBe(0)
+      const done = await until('DELIVRD', async () => {
+        const m = await message(sent.id)
+        return m.status === 'DELIVRD' && m
+      })
+      expect(done.gatewayMessageId).toBe(record.messageId)
+    }
+    reset()
+  })
+
+  it("matches a pending receipt in the other base once the part's id is recorded", async () => {
+    const s = await funded()
+    const m = await kit.db.message.create({
+      data: {
+        accountId: s.account.id,
+        mobile: '+254711000022',
+        sender: 'ACME',
+        text: 'pending in decimal',
+        encoding: 'GSM_7',
+        pages: 1,
+        costPerPage: 10_000n,
+        creditsDeducted: 10_000n,
+        gateway: 'smpp',
+        status: 'SENT',
+        broadcastAt: clock.now(),
+      },
+    })
+    // The receipt came first, its id in decimal; the answer then recorded the id in hex.
+    await kit.db.smppPendingReceipt.create({ data: { smscMessageId: '11259375', carrierStatus: 'DELIVRD', receivedAt: clock.now() } })
+    await kit.db.smppPart.create({ data: { messageId: m.id, part: 1, parts: 1, smscMessageId: '00abcdef', createdAt: clock.now() } })
+    expect(await matchPendingReceipts(kit.deps, ['00abcdef'])).toBe(1)
+    expect(await message(m.id)).toMatchObject({ status: 'DELIVRD', done: true })
+    expect(await kit.db.smppPendingReceipt.count({ where: { smscMessageId: '11259375' } })).toBe(0)
+  })
+
   it('holds the window: no more than SMPP_WINDOW submits in flight', async () => {
     reset()
     const { g, deps } = await instance({ window: 2 })
@@ -308,6 +374,31 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     await g.stop()
   })
 
+  it('holds SMPP_TPS: no one second at the SMSC holds more than TPS submits (+1 for arrivals bunched in transit)', async () => {
+    reset()
+    const TPS = 5
+    const { g, deps } = await instance({ tps: TPS, window: 10 })
+    const s = await funded()
+    const before = smsc.submits.length
+    // Twelve at once through a window of ten: without the limit they would all arrive within one second.
+    const count = 12
+    const results = await Promise.all(
+      Array.from({ length: count }, (_, n) => sendSms(deps, s.account.id, { to: '+254711000020', message: `paced ${n}` })),
+    )
+    expect(results.every((r) => r.status === 'SENT')).toBe(true)
+    const arrivals = smsc.submits
+      .slice(before)
+      .filter((r) => r.text.startsWith('paced '))
+      .map((r) => r.at)
+      .sort((a, b) => a - b)
+    // Not vacuous: every one went, more than one second's worth (the limit had to hold some back).
+    expect(arrivals).toHaveLength(count)
+    expect(count).toBeGreaterThan(TPS + 1)
+    const busiest = Math.max(...arrivals.map((t) => arrivals.filter((u) => u >= t && u < t + 1000).length))
+    expect(busiest).toBeLessThanOrEqual(TPS + 1)
+    await g.stop()
+  })
+
   it('never sends again a submit the SMSC never answered: UNKNOWN, charged, SUBMIT_UNCONFIRMED', async () => {
     reset()
     const { g, deps } = await instance({ responseTimeoutMs: 300 })
@@ -323,6 +414,55 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     await sweepSubmissions(deps, 'test')
     expect(smsc.submits.length).toBe(before + 1)
     await g.stop()
+  })
+
+  it("keeps a part's row when another transaction open meanwhile rolls back: a resubmission never sends the part again", async () => {
+    // SQLite runs every statement on one connection: the row written before the submit_sm used to
+    // land inside whatever transaction was open then, and went with its rollback (or with a kill -9
+    // before its commit); the resubmission after the crash then sent the part a second time.
+    reset()
+    const s = await funded()
+    const m = await kit.db.message.create({
+      data: {
+        accountId: s.account.id,
+        mobile: '+254711000019',
+        sender: 'ACME',
+        text: 'written once',
+        encoding: 'GSM_7',
+        pages: 1,
+        costPerPage: 10_000n,
+        creditsDeducted: 10_000n,
+        gateway: 'smpp',
+        status: 'PENDING',
+        broadcastAt: clock.now(),
+      },
+    })
+    const outgoing = { id: m.id, to: m.mobile, sender: m.sender, text: m.text, encoding: 'GSM_7' as const, pages: 1 }
+    const before = smsc.submits.length
+    let opened!: () => void
+    const open = new Promise<void>((resolve) => (opened = resolve))
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const other = kit.db
+      .$transaction(async (tx) => {
+        await tx.serviceSetting.create({ data: { name: `other-${m.id}`, value: '1' } })
+        opened()
+        await held
+        throw new Error('rolled back')
+      })
+      .catch((error: Error) => error.message)
+    await open
+    const first = gateway.submit(outgoing, { db: kit.db, now: clock.now() })
+    // Long enough for the submit to finish if it does not wait for the open transaction.
+    await Promise.race([first, sleep(1_000)])
+    release()
+    expect(await other).toBe('rolled back')
+    const accepted = await first
+    expect(smsc.submits.length).toBe(before + 1)
+    expect(accepted.gatewayMessageId).toBe(smsc.submits[before]!.messageId)
+    // The outbox's retry (the same message id again) finds the part and its id, and sends nothing.
+    expect(await gateway.submit(outgoing, { db: kit.db, now: clock.now() })).toEqual({ gatewayMessageId: accepted.gatewayMessageId })
+    expect(smsc.submits.length).toBe(before + 1)
   })
 
   it('survives an SMSC that drops the connection with a full window: in flight ones are UNKNOWN, queued ones go after the rebind', async () => {
@@ -432,5 +572,25 @@ describe('SMPP settings', () => {
     expect(() => parseEnv(env)).toThrow(problem)
     // The password never appears in the message.
     expect(() => parseEnv(env)).not.toThrow(/pw@/)
+  })
+})
+
+describe('SMPP receipt ids in another base', () => {
+  it('spells a decimal id in hex and a hex id in decimal, padded as SMSCs pad them, never the id itself', () => {
+    const decimal = otherSpellings('11259375')
+    expect(decimal).toEqual(expect.arrayContaining(['abcdef', 'ABCDEF', '00abcdef', '00ABCDEF', '0000000000abcdef']))
+    // Digits only: also a hex number (0x11259375), in decimal.
+    expect(decimal).toContain(String(0x11259375))
+    expect(decimal).not.toContain('11259375')
+    const hex = otherSpellings('00abcdef')
+    expect(hex).toEqual(expect.arrayContaining(['11259375', '0011259375']))
+    expect(otherSpellings('ABCDEF')).toContain('11259375')
+  })
+
+  it('has none for an id that is no number, or longer than 64 bits', () => {
+    expect(otherSpellings('msg-7f3a')).toEqual([])
+    expect(otherSpellings('')).toEqual([])
+    expect(otherSpellings('1'.repeat(21))).toEqual([])
+    expect(otherSpellings('f'.repeat(17))).toEqual([])
   })
 })

@@ -294,8 +294,13 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     const adapter = new CachingPrismaBetterSQLite3({ url: target.file!, timeout: timeouts.sqliteBusyMs }, cacheMib)
     probe = revocationProbe(adapter)
     commits = commitProbe(adapter)
-    directRead = directReadOf('sqlite', ({ sql, values }) => sqliteRows(adapter, sql, values), options)
+    // A direct statement (the webhook claim is a write) waits for an open transaction as Prisma's do.
+    directRead = directReadOf('sqlite', ({ sql, values }) => adapter.lock.exclusive(() => sqliteRows(adapter, sql, values)), options)
     prisma = new SqliteClient({ adapter, log, transactionOptions })
+    // Statements of a transaction's own callback are not held up by the connection lock.
+    const transaction = prisma.$transaction.bind(prisma) as (...args: unknown[]) => Promise<unknown>
+    ;(prisma as unknown as { $transaction: typeof transaction }).$transaction = (...args) =>
+      adapter.lock.inTransaction(() => transaction(...args))
     const db = prisma
     // Inside Prisma's transaction: its BEGIN on this one connection, its lock against other transactions.
     const open: OpenTransaction = (body, budget) =>

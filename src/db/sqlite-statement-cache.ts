@@ -1,5 +1,6 @@
 import { PrismaBetterSQLite3 } from '@prisma/adapter-better-sqlite3'
 import type BetterSqlite3 from 'better-sqlite3'
+import { SqliteConnectionLock } from './sqlite-connection-lock.js'
 
 type SqlDriverAdapter = Awaited<ReturnType<PrismaBetterSQLite3['connect']>>
 
@@ -35,12 +36,16 @@ export class CachingPrismaBetterSQLite3 extends PrismaBetterSQLite3 {
   /** The connection Prisma uses, once it has connected: for synchronous probes between its statements. */
   client: BetterSqlite3.Database | null = null
 
+  /** Keeps statements outside a transaction out of another one's (src/db/sqlite-connection-lock.ts). */
+  readonly lock = new SqliteConnectionLock()
+
   override async connect(): Promise<SqlDriverAdapter> {
     const adapter = await super.connect()
     this.client = (adapter as unknown as { client: BetterSqlite3.Database }).client
     // A negative cache_size is in KiB.
     this.client.pragma(`cache_size = -${this.pageCacheMib * 1024}`)
     cachePreparedStatements(this.client, this.size)
+    this.lock.guard(adapter as unknown as Parameters<SqliteConnectionLock['guard']>[0])
     return adapter
   }
 }

@@ -9,6 +9,7 @@ import { purgeExpiredIdempotencyRecords } from '../idempotency/purge-expired.js'
 import { purgeContactChanges } from '../messaging/remembered-searches.js'
 import { inWorkerTick } from '../core/tracing.js'
 import { purgeExpiredAuditEvents } from '../audit/purge-audit.js'
+import { purgeUnmatchedReceipts } from '../sms/smpp/smpp-receipts.js'
 
 /**
  * One pass of background work: bulk sends left unfinished, SMS submissions left over (crash, gateway outage, deadline), then
@@ -27,7 +28,9 @@ export async function runWorkerTick(deps: Deps, owner: string, dispatcher?: Disp
   const idempotencyPurged = await purgeExpiredIdempotencyRecords(deps)
   const contactChangesPurged = await purgeContactChanges(deps)
   const auditPurged = await purgeExpiredAuditEvents(deps)
-  return { bulkSends, submissions, events, gateway, deliveries, idempotencyPurged, contactChangesPurged, auditPurged }
+  // SMPP receipts that never found their part (their submit_sm's answer was lost), past a week.
+  const receiptsPurged = await purgeUnmatchedReceipts(deps)
+  return { bulkSends, submissions, events, gateway, deliveries, idempotencyPurged, contactChangesPurged, auditPurged, receiptsPurged }
 }
 
 /** The cron loop: every second, never two ticks of this process at once. */

@@ -5,7 +5,7 @@ import { normalizeMobile } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { MAX_PAGES, segment } from './encoding.js'
 import { applyStatusChange } from './record-status.js'
-import { leaseToken, submitHeld } from './submit-sms.js'
+import { leaseToken, submitHeld, type KnownMessage } from './submit-sms.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 
 export interface SendSmsInput {
@@ -67,7 +67,7 @@ export async function sendSms(
   const now = deps.clock.now()
   const id = randomUUID()
   const token = leaseToken('send', now)
-  let created: { paid: boolean }
+  let created: { paid: boolean; message?: KnownMessage }
   const changes = statusChanges()
   try {
     created = await db.$transaction(async (tx) => {
@@ -114,7 +114,14 @@ export async function sendSms(
           createdAt: now,
         },
       })
-      return { paid: true }
+      const written = {
+        mobile: to!,
+        sender: sender || defaultSender(account.name),
+        text: input.message,
+        encoding: seg.encoding,
+        pages: seg.pages,
+      }
+      return { paid: true, message: { ...written, submission: { attempts: 0 } } }
     })
   } catch (error) {
     // The same key sent twice at once: the other request committed first; answer its message.
@@ -128,7 +135,7 @@ export async function sendSms(
   if (!created.paid) return { id, status: 'NOCREDT' }
 
   try {
-    const outcome = await submitHeld(deps, id, token)
+    const outcome = await submitHeld(deps, id, token, created.message)
     if (outcome === 'SENT' || outcome === 'FAILED') return { id, status: outcome }
   } catch (error) {
     // Charged and recorded: the sweeper resubmits once the lease has passed.

@@ -14,6 +14,16 @@ export type SubmitOutcome = 'SENT' | 'FAILED' | 'RETRYING' | 'LOST'
 /** A lease token: names the instance and is unique per claim. */
 export const leaseToken = (owner: string, now: Date) => `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
 
+/** What submitHeld reads of a message and its submission. */
+export interface KnownMessage {
+  mobile: string
+  sender: string
+  text: string
+  encoding: string
+  pages: number
+  submission: { attempts: number }
+}
+
 /**
  * One submit attempt of a message whose SmsSubmission this caller holds (`token`). Records the
  * gateway id and SENT, or refunds a refusal, or schedules a retry of a transient failure; every
@@ -21,12 +31,20 @@ export const leaseToken = (owner: string, now: Date) => `${owner}:${now.getTime(
  * (the new holder resubmits; the gateway recognises the id). A crash anywhere leaves the row
  * pending with its lease, taken over once the lease has passed.
  */
-export async function submitHeld(deps: SubmitDeps, messageId: string, token: string): Promise<SubmitOutcome> {
+export async function submitHeld(
+  deps: SubmitDeps,
+  messageId: string,
+  token: string,
+  /** The message as its caller just wrote it (sendSms): spares reading it back (two statements). */
+  written?: KnownMessage,
+): Promise<SubmitOutcome> {
   const { db, gateway } = deps
-  const message = await db.message.findUnique({
-    where: { id: messageId },
-    select: { mobile: true, sender: true, text: true, encoding: true, pages: true, submission: { select: { attempts: true } } },
-  })
+  const message =
+    written ??
+    (await db.message.findUnique({
+      where: { id: messageId },
+      select: { mobile: true, sender: true, text: true, encoding: true, pages: true, submission: { select: { attempts: true } } },
+    }))
   if (!message?.submission) return 'LOST'
   const held = { messageId, state: 'pending', leaseOwner: token }
   let accepted: Awaited<ReturnType<typeof gateway.submit>>

@@ -17,6 +17,8 @@ export interface SubmitRecord {
   text: string
   /** The concatenation element of the UDH, when there is one: reference, parts, part. */
   concat?: { reference: number; parts: number; part: number }
+  /** When it arrived (Date.now()), for the TPS limit's test. */
+  at: number
 }
 
 export type SubmitMode =
@@ -46,6 +48,8 @@ export interface Smsc {
     submit: SubmitMode
     /** Answer enquire_link (false: a dead peer that keeps the TCP connection). */
     answerEnquireLink: boolean
+    /** How submit_sm_resp writes the ids it gives: 8 hex digits (the default) or decimal. */
+    messageIds: 'hex' | 'decimal'
     /** Send a receipt with this stat for every accepted submit; where: 'before' or 'after' the answer. */
     autoReceipt: { stat: string; when: 'before' | 'after'; to?: 'same' | 'other' } | null
   }
@@ -116,7 +120,7 @@ export async function startSmsc({ tls = false, password = 'secret' }: { tls?: bo
     binds: 0,
     unbinds: 0,
     enquireLinks: 0,
-    options: { bind: 'accept', submit: 'accept', answerEnquireLink: true, autoReceipt: null },
+    options: { bind: 'accept', submit: 'accept', answerEnquireLink: true, autoReceipt: null, messageIds: 'hex' },
     async receipt(record, stat, { err = stat === 'DELIVRD' ? '000' : '001', session, tlv = true, done = '2604020901' } = {}) {
       const messageId = typeof record === 'string' ? record : record.messageId
       const target = session ?? (typeof record === 'string' ? smsc.bound[0] : record.session)
@@ -204,8 +208,9 @@ export async function startSmsc({ tls = false, password = 'secret' }: { tls?: bo
       const text = typeof raw === 'string' ? raw : raw.toString('latin1')
       const element = message?.udh?.find((u) => u[0] === 0x00)
       const concat = element ? { reference: element[2]!, parts: element[3]!, part: element[4]! } : undefined
+      const at = Date.now()
       if (mode === 'silent') {
-        smsc.submits.push({ messageId: '', session, pdu, text, concat })
+        smsc.submits.push({ messageId: '', session, pdu, text, concat, at })
         return
       }
       if (typeof mode === 'object' && 'nack' in mode) {
@@ -219,7 +224,9 @@ export async function startSmsc({ tls = false, password = 'secret' }: { tls?: bo
           return
         }
       }
-      const record: SubmitRecord = { messageId: (nextId++).toString(16).padStart(8, '0'), session, pdu, text, concat }
+      const id = nextId++
+      const messageId = smsc.options.messageIds === 'decimal' ? String(id) : id.toString(16).padStart(8, '0')
+      const record: SubmitRecord = { messageId, session, pdu, text, concat, at }
       smsc.submits.push(record)
       const auto = smsc.options.autoReceipt
       const other = () => smsc.bound.find((s) => s !== session) ?? session

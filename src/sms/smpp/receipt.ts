@@ -41,3 +41,27 @@ function smppDate(value: string): Date | null {
   const date = new Date(Date.UTC(2000 + yy!, mm! - 1, dd!, hh!, mi!, ss!))
   return Number.isNaN(date.getTime()) ? null : date
 }
+
+/**
+ * The other spellings of an SMSC message id that name the same message, for a receipt whose id is
+ * written in another base than the submit_sm_resp's (Kannel's `msg-id-type`, Jasmin's `dlr_msgid`):
+ * an id of decimal digits read as a number, in hex; an id of hex digits read as a hex number, in
+ * decimal. Numbers have no one spelling, so each comes unpadded and zero-padded to the lengths SMSCs
+ * use (hex: lower and upper case, up to 16 digits; decimal: up to 20). Not the id itself, which is
+ * tried first: an exact match always wins. Empty for an id that is no number in either base.
+ */
+export function otherSpellings(id: string): string[] {
+  const spellings = new Set<string>()
+  const padded = (digits: string, upTo: number) => {
+    for (let width = digits.length; width <= Math.max(digits.length, upTo); width++) spellings.add(digits.padStart(width, '0'))
+  }
+  // 64 bits at most (20 decimal digits, 16 hex): longer ids are names, not numbers.
+  if (/^\d{1,20}$/.test(id)) {
+    const hex = BigInt(id).toString(16)
+    padded(hex, 16)
+    padded(hex.toUpperCase(), 16)
+  }
+  if (/^[0-9a-f]{1,16}$/i.test(id)) padded(BigInt(`0x${id}`).toString(10), 20)
+  spellings.delete(id)
+  return [...spellings]
+}

@@ -67,13 +67,11 @@ export class SmppBind {
   private inFlight = 0
   private readonly windowWaiters: Waiter[] = []
   private readonly outstanding = new Map<number, { reject(error: Error): void; timer: NodeJS.Timeout }>()
-  private tokens: number
-  private tokensAt = Date.now()
+  /** When the TPS limit lets the next submit_sm go (Date.now() time). */
+  private nextSubmitAt = 0
   private readonly boundWaiters = new Set<() => void>()
 
-  constructor(private readonly options: SmppBindOptions) {
-    this.tokens = options.tps ?? 0
-  }
+  constructor(private readonly options: SmppBindOptions) {}
 
   start() {
     if (this.state === 'stopped') return
@@ -231,19 +229,23 @@ export class SmppBind {
     else this.inFlight--
   }
 
-  /** A TPS token: a bucket of one second's worth, refilled continuously. */
+  /**
+   * The TPS limit: one submit_sm every 1/SMPP_TPS of a second, counted from the last one that went
+   * (as Jasmin's `submit_sm_throughput` paces them). A bucket holding a second's worth would let
+   * 2 × TPS go within one second (the full bucket, then its refill); paced, any one second holds at
+   * most TPS, and TPS + 1 at the SMSC when network or event-loop delays bunch two arrivals.
+   */
   private async token() {
     const tps = this.options.tps
     if (!tps) return
+    const interval = 1000 / tps
     for (;;) {
       const now = Date.now()
-      this.tokens = Math.min(tps, this.tokens + ((now - this.tokensAt) / 1000) * tps)
-      this.tokensAt = now
-      if (this.tokens >= 1) {
-        this.tokens -= 1
+      if (now >= this.nextSubmitAt) {
+        this.nextSubmitAt = now + interval
         return
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.ceil(((1 - this.tokens) / tps) * 1000)))
+      await new Promise((resolve) => setTimeout(resolve, Math.ceil(this.nextSubmitAt - now)))
       if (this.state !== 'bound') throw new NotSentError('smpp bind lost')
     }
   }

@@ -1,7 +1,8 @@
 import type { Deps } from '../../deps.js'
 import { CARRIER_STATUS_MAP, isFinal, type DeliveryStatus } from '../delivery-status.js'
 import { recordCarrierStatus } from '../record-status.js'
-import type { SmppReceipt } from './receipt.js'
+import { otherSpellings, type SmppReceipt } from './receipt.js'
+import { oncePerInterval } from '../../core/once-per-interval.js'
 
 type ReceiptDeps = Pick<Deps, 'db' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>
 
@@ -12,6 +13,30 @@ const statusOf = (stat: string): DeliveryStatus => CARRIER_STATUS_MAP[stat] ?? '
 const PENDING_MATCH_MS = 10 * 60_000
 
 /**
+ * How long a receipt that matched no part is kept at all (docs/sms.md "Delivery receipts"). A
+ * submit_sm's answer is recorded within SMPP_RESPONSE_TIMEOUT_MS or never, so a receipt still
+ * unmatched after a day never will be; the rest of the week is for the operator to look at it.
+ */
+export const PENDING_RECEIPT_RETENTION_MS = 7 * 86_400_000
+
+const purgeDue = oncePerInterval()
+
+/**
+ * Deletes pending receipts older than PENDING_RECEIPT_RETENTION_MS. Run by the worker's tick with
+ * the other purges, at most once per `minIntervalMs` per database (one DELETE on the `receivedAt`
+ * index); returns how many went.
+ */
+export async function purgeUnmatchedReceipts(
+  { db, clock }: Pick<Deps, 'db' | 'clock'>,
+  { minIntervalMs = 3_600_000 }: { minIntervalMs?: number } = {},
+): Promise<number> {
+  const now = clock.now().getTime()
+  if (!purgeDue(db, now, minIntervalMs)) return 0
+  const { count } = await db.smppPendingReceipt.deleteMany({ where: { receivedAt: { lt: new Date(now - PENDING_RECEIPT_RETENTION_MS) } } })
+  return count
+}
+
+/**
  * Applies one delivery receipt. The part is found by the SMSC's message id on any instance (the id
  * is in the database, not in a bind's memory). A receipt whose part is not recorded yet (it came
  * before the submit_sm_resp was recorded, or to another instance) is kept as pending and matched
@@ -19,7 +44,12 @@ const PENDING_MATCH_MS = 10 * 60_000
  */
 export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Promise<boolean> {
   const { db } = deps
-  const parts = await db.smppPart.findMany({ where: { smscMessageId: receipt.smscMessageId }, select: { messageId: true, part: true } })
+  let parts = await db.smppPart.findMany({ where: { smscMessageId: receipt.smscMessageId }, select: { messageId: true, part: true } })
+  // The same number in the other base (a hex submit_sm_resp id, a decimal receipt id, or the reverse).
+  const others = parts.length ? [] : otherSpellings(receipt.smscMessageId)
+  if (others.length) {
+    parts = await db.smppPart.findMany({ where: { smscMessageId: { in: others } }, select: { messageId: true, part: true } })
+  }
   if (!parts.length) {
     await db.smppPendingReceipt.create({
       data: {
@@ -30,7 +60,14 @@ export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Pro
         receivedAt: deps.clock.now(),
       },
     })
-    return false
+    // The answer may have been recorded since the lookup above, and its own look for pending
+    // receipts (matchPendingReceipts after recording) may have run before this row existed: look
+    // again now that it does. Of the two, the later one sees the other's committed write.
+    const recorded = await db.smppPart.findFirst({
+      where: { smscMessageId: { in: [receipt.smscMessageId, ...otherSpellings(receipt.smscMessageId)] } },
+      select: { messageId: true },
+    })
+    return recorded ? (await matchPendingReceipts(deps, [receipt.smscMessageId])) > 0 : false
   }
   for (const part of parts) {
     await db.smppPart.update({
@@ -75,20 +112,21 @@ export async function matchPendingReceipts(deps: ReceiptDeps, smscMessageIds?: s
   const { db } = deps
   const pending = await db.smppPendingReceipt.findMany({
     where: smscMessageIds
-      ? { smscMessageId: { in: smscMessageIds } }
+      ? { smscMessageId: { in: smscMessageIds.flatMap((id) => [id, ...otherSpellings(id)]) } }
       : { receivedAt: { gte: new Date(deps.clock.now().getTime() - PENDING_MATCH_MS) } },
     orderBy: { receivedAt: 'asc' },
     take: 500,
   })
   if (!pending.length) return 0
+  const spellings = new Map(pending.map((p) => [p.smscMessageId, [p.smscMessageId, ...otherSpellings(p.smscMessageId)]]))
   const known = await db.smppPart.findMany({
-    where: { smscMessageId: { in: [...new Set(pending.map((p) => p.smscMessageId))] } },
+    where: { smscMessageId: { in: [...new Set([...spellings.values()].flat())] } },
     select: { smscMessageId: true },
   })
   const recorded = new Set(known.map((k) => k.smscMessageId))
   let matched = 0
   for (const receipt of pending) {
-    if (!recorded.has(receipt.smscMessageId)) continue
+    if (!spellings.get(receipt.smscMessageId)!.some((id) => recorded.has(id))) continue
     // Whoever removes the row applies it: two instances sweeping at once apply it once.
     const { count } = await db.smppPendingReceipt.deleteMany({ where: { id: receipt.id } })
     if (!count) continue
