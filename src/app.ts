@@ -6,7 +6,7 @@ import { AppError, knownAppError } from './core/errors.js'
 import { schema } from './graphql/schema.js'
 import { createContext } from './graphql/context.js'
 import { graphqlLimitsPlugin } from './graphql/limits/graphql-limits-plugin.js'
-import { graphqlParamsPlugin, graphqlRefusal, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
+import { graphqlParamsPlugin, graphqlRefusal, parsedBodies, readGraphqlRequest } from './graphql/limits/read-graphql-request.js'
 import { createRestRouter, errorResponse } from '../rest-compat/router.js'
 import { restRoutes } from '../rest-compat/routes.js'
 import { bearerToken, type AuthenticatedAccount } from './auth/api-keys.js'
@@ -14,7 +14,7 @@ import { etagMatches, Microcache } from './http/microcache.js'
 import { createWebRoutes } from './web/web-routes.js'
 import { graphiqlOptions, renderBundledGraphiQL } from './web/graphiql.js'
 import { createMetrics, type Metrics } from './metrics/create-metrics.js'
-import { graphqlMetricsPlugin, operationNamesOf } from './metrics/graphql-plugin.js'
+import { createOperationObserver, graphqlMetricsPlugin, operationNamesOf } from './metrics/graphql-plugin.js'
 import { metricsEndpoint } from './metrics/metrics-endpoint.js'
 import { createLiveStreams } from './live/live-streams.js'
 import { TOPIC } from './live/topics.js'
@@ -24,6 +24,7 @@ import { createCorsPolicy } from './http/cors.js'
 import { createConsoleRoutes, isConsolePath } from './console/console-routes.js'
 import { attachGraphqlWebSocket } from './graphql/websocket.js'
 import { compiledExecutionPlugin } from './graphql/plugins/compiled-execution.js'
+import { createFastLane } from './graphql/fast-lane.js'
 import { createDocumentResolver, loadTrustedDocuments, persistedDocumentsPlugin } from './graphql/plugins/persisted-documents.js'
 import { CONSOLE_DOCUMENTS } from './console/documents.js'
 import type { IncomingMessage, Server } from 'node:http'
@@ -45,6 +46,8 @@ import { documentText } from './graphql/typed-documents.js'
 import { AnswerResponse } from './http/answer-response.js'
 
 const CHANNEL_PATH = /^\/api\/(channels|programs)(\/|\.|$)/
+/** A JSON body, the only kind the fast lane of /graphql reads (src/graphql/fast-lane.ts). */
+const JSON_BODY = /^application\/json\s*(;|$)/i
 
 export interface AppOptions {
   deps: Deps
@@ -99,6 +102,10 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
    * isolateObject: about 3% of a GraphQL page's CPU); a request handed over alone costs nothing.
    */
   const graphqlRequests = new WeakMap<Request, GraphqlExtras>()
+  const observeOperation = createOperationObserver(metrics, { known: operationNamesOf(restRoutes.map((r) => documentText(r.document))) })
+  // Queries Yoga answered compiled are answered again without it (src/graphql/fast-lane.ts); not
+  // with tracing's plugin (or any other added), whose spans come from Yoga's hooks.
+  const fastLane = env.GRAPHQL_COMPILED_EXECUTION && plugins.length === 0 ? createFastLane(observeOperation, metrics.graphqlFastLane) : null
   const yoga = createYoga<Partial<GraphqlExtras>>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -151,10 +158,10 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       persistedDocumentsPlugin(resolveDocument),
       graphqlParamsPlugin(),
       graphqlLimitsPlugin(),
-      graphqlMetricsPlugin(metrics, { known: operationNamesOf(restRoutes.map((r) => documentText(r.document))) }),
+      graphqlMetricsPlugin(metrics, {}, observeOperation),
       ...plugins,
       // Last, so that no other plugin's executor wraps what it sets.
-      ...(env.GRAPHQL_COMPILED_EXECUTION ? [compiledExecutionPlugin()] : []),
+      ...(env.GRAPHQL_COMPILED_EXECUTION ? [compiledExecutionPlugin({ onAnswer: fastLane?.compiledAnswer })] : []),
     ],
   })
 
@@ -255,6 +262,35 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
       graphqlRequests.set(bounded, { requestId, verified, consoleSessionId, address: door.address.address })
       // Subscriptions (Server-Sent Events): counted per key and address while open (docs/live.md).
       if (!request.headers.get('accept')?.includes('text/event-stream')) {
+        if (fastLane && request.method === 'POST' && JSON_BODY.test(request.headers.get('content-type') ?? '')) {
+          let text: string
+          try {
+            text = await bounded.text()
+          } catch {
+            // A client that hung up: Yoga answers it as it always did.
+            return yoga.fetch(bounded)
+          }
+          let params: unknown
+          try {
+            params = JSON.parse(text)
+          } catch {
+            // Yoga words the refusal of a body that is not JSON: it reads the text again.
+            const again = new Request(bounded.url, { method: 'POST', headers: bounded.headers, body: text })
+            graphqlRequests.set(again, graphqlRequests.get(bounded)!)
+            return yoga.fetch(again)
+          }
+          if (params !== null && typeof params === 'object' && !Array.isArray(params)) {
+            const fast = await fastLane.answer(bounded, params as Record<string, unknown>, () =>
+              createContext(deps, bounded, requestId, verified, consoleSessionId, door.address.address),
+            )
+            if (fast) return fast
+          }
+          parsedBodies.set(bounded, params)
+          const answer = await yoga.fetch(bounded)
+          if (params !== null && typeof params === 'object' && typeof (params as { query?: unknown }).query === 'string')
+            fastLane.learn(bounded, params as { query: string; operationName?: string | null }, answer)
+          return answer
+        }
         const answer = await yoga.fetch(bounded)
         // A GET with no credentials can only read public data: shared caches may keep its answer.
         return request.method === 'GET' && !token ? cacheablePublicAnswer(request, answer) : answer

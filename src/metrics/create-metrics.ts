@@ -53,6 +53,11 @@ export function createMetrics() {
     buckets: REQUEST_BUCKETS,
     registers: [registry],
   })
+  const graphqlFastLane = new Counter({
+    name: 'graphql_fast_lane_answers_total',
+    help: 'Queries at /graphql answered by the fast lane (a known document run compiled without Yoga; docs/graphql.md)',
+    registers: [registry],
+  })
   const graphqlErrors = new Counter({
     name: 'graphql_errors_total',
     help: 'GraphQL requests or operations that failed, by phase (parse, validate, execute)',
@@ -72,6 +77,7 @@ export function createMetrics() {
     graphqlOperations,
     graphqlDuration,
     graphqlErrors,
+    graphqlFastLane,
     observeRequest(method: string, pathname: string, status: number, seconds: number) {
       const m = method.toUpperCase()
       const labels = { method: METHODS.has(m) ? m : 'OTHER', route: routeTemplate(m, pathname), status: String(status) }

@@ -35,13 +35,19 @@ interface LabelContext {
   account?: () => Promise<unknown>
 }
 
+/** One operation's outcome, once it is known: its duration and whether it had errors. */
+export interface OperationObservation {
+  done(errors: boolean): void
+}
+
 /**
- * Counts the operations Yoga executes at /graphql, their errors and execution time, labelled by
- * operation name only when the name is the operator's: a REST route's or trusted document's, or
- * one an authenticated client (a valid API key) used, up to `maxLearned`. Anonymous clients' names
- * count as `other`, so they can neither grow the series nor use up the room of real operations.
+ * The operation counter and timer of /graphql, labelled by operation name only when the name is the
+ * operator's: a REST route's or trusted document's, or one an authenticated client (a valid API key)
+ * used, up to `maxLearned`. Anonymous clients' names count as `other`, so they can neither grow the
+ * series nor use up the room of real operations. Shared by the Yoga plugin below and the fast lane
+ * (src/graphql/fast-lane.ts), so an operation counts the same whichever answers it.
  */
-export function graphqlMetricsPlugin(metrics: Metrics, options: OperationLabelOptions = {}): Plugin {
+export function createOperationObserver(metrics: Metrics, options: OperationLabelOptions = {}) {
   const fixed = new Set([...(options.known ?? []), ...(options.trusted ?? [])])
   const learned = new Set<string>()
   const maxLearned = options.maxLearned ?? MAX_LEARNED_NAMES
@@ -61,6 +67,43 @@ export function graphqlMetricsPlugin(metrics: Metrics, options: OperationLabelOp
     return name
   }
 
+  function observe(label: string, operationType: string): OperationObservation {
+    const labels = { operation_name: label, operation_type: operationType }
+    const started = performance.now()
+    return {
+      done(errors) {
+        metrics.graphqlDuration.observe(labels, (performance.now() - started) / 1000)
+        if (errors) metrics.graphqlErrors.inc({ phase: 'execute' })
+        metrics.graphqlOperations.inc({ ...labels, outcome: errors ? 'error' : 'ok' })
+      },
+    }
+  }
+
+  /** Starts timing an operation named `name` (undefined: anonymous) of `operationType`. */
+  return function start(
+    name: string | undefined,
+    operationType: string,
+    context: LabelContext,
+  ): OperationObservation | Promise<OperationObservation> {
+    const quick = quickLabel(name)
+    if (quick !== undefined) return observe(quick, operationType)
+    if (!context.account || !bearerToken(context.request?.headers.get('authorization') ?? null)) return observe('other', operationType)
+    // The resolvers share this lookup (the context remembers it); a refused key is their error to report.
+    return context.account().then(
+      () => observe(learn(name!), operationType),
+      () => observe('other', operationType),
+    )
+  }
+}
+
+export type OperationObserver = ReturnType<typeof createOperationObserver>
+
+/** Counts the operations Yoga executes at /graphql, their errors and execution time (createOperationObserver). */
+export function graphqlMetricsPlugin(
+  metrics: Metrics,
+  options: OperationLabelOptions = {},
+  start: OperationObserver = createOperationObserver(metrics, options),
+): Plugin {
   return {
     onParse() {
       return ({ result }) => {
@@ -76,28 +119,15 @@ export function graphqlMetricsPlugin(metrics: Metrics, options: OperationLabelOp
       const operation = getOperationAST(args.document, args.operationName)
       const name = operation?.name?.value ?? args.operationName ?? undefined
       const operationType = operation?.operation ?? 'unknown'
-      const observe = (label: string) => {
-        const labels = { operation_name: label, operation_type: operationType }
-        const started = performance.now()
-        return {
-          onExecuteDone({ result }: { result: unknown }) {
-            metrics.graphqlDuration.observe(labels, (performance.now() - started) / 1000)
-            // A subscription's stream is not a single result: its start counts as the outcome.
-            const errors = Symbol.asyncIterator in (result as object) ? undefined : (result as ExecutionResult).errors
-            if (errors?.length) metrics.graphqlErrors.inc({ phase: 'execute' })
-            metrics.graphqlOperations.inc({ ...labels, outcome: errors?.length ? 'error' : 'ok' })
-          },
-        }
-      }
-      const quick = quickLabel(name)
-      if (quick !== undefined) return observe(quick)
-      const context = args.contextValue as LabelContext
-      if (!context.account || !bearerToken(context.request?.headers.get('authorization') ?? null)) return observe('other')
-      // The resolvers share this lookup (the context remembers it); a refused key is their error to report.
-      return context.account().then(
-        () => observe(learn(name!)),
-        () => observe('other'),
-      )
+      const whenDone = (observation: OperationObservation) => ({
+        onExecuteDone({ result }: { result: unknown }) {
+          // A subscription's stream is not a single result: its start counts as the outcome.
+          const errors = Symbol.asyncIterator in (result as object) ? undefined : (result as ExecutionResult).errors
+          observation.done(Boolean(errors?.length))
+        },
+      })
+      const observation = start(name, operationType, args.contextValue as LabelContext)
+      return observation instanceof Promise ? observation.then(whenDone) : whenDone(observation)
     },
   }
 }

@@ -89,6 +89,9 @@ async function bodyText(request: Request): Promise<string> {
   }
 }
 
+/** JSON bodies already read and parsed, by request: Yoga's parser answers them without the body. */
+export const parsedBodies = new WeakMap<Request, unknown>()
+
 const typeOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value)
 
 /**
@@ -118,7 +121,11 @@ export function graphqlParamsPlugin(): Plugin {
         )
       } else if (requestParser) {
         const parse = requestParser
-        setRequestParser(async (request) => knownParams(await parse(request)) as GraphQLParams | GraphQLParams[])
+        setRequestParser(async (request) => {
+          // A JSON body the fast lane read already (src/graphql/fast-lane.ts) is not read again.
+          const read = parsedBodies.get(request)
+          return knownParams(read === undefined ? await parse(request) : read) as GraphQLParams | GraphQLParams[]
+        })
       }
     },
     onParams({ params }) {

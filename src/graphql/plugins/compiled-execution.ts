@@ -2,6 +2,7 @@ import { getOperationAST, type DocumentNode, type GraphQLSchema } from 'graphql'
 import type { CompiledQuery } from 'graphql-jit'
 import type { Plugin } from 'graphql-yoga'
 import { loadJit, loadedJit } from '../jit.js'
+import type { CompiledAnswer } from '../fast-lane.js'
 
 const isPromise = <T>(value: T | Promise<T>): value is Promise<T> => typeof (value as Promise<T>)?.then === 'function'
 
@@ -14,6 +15,8 @@ interface Uses {
   schema: GraphQLSchema
   document: DocumentNode
   operationName: string | null
+  /** The operation's own name (undefined: anonymous), for the fast lane's metrics. */
+  name?: string
   count: number
   /** Undefined until compiled; null when graphql-jit cannot compile it (then it stays on graphql-js). */
   compiled?: CompiledQuery | null
@@ -30,7 +33,16 @@ interface Uses {
  * Yoga's parse cache, the same object for the same text, so a WeakMap finds their uses; parsing,
  * validation and the limits plugin run before this as always.
  */
-export function compiledExecutionPlugin({ compileOnUse = COMPILE_ON_USE, max = COMPILED_MAX } = {}): Plugin {
+export function compiledExecutionPlugin({
+  compileOnUse = COMPILE_ON_USE,
+  max = COMPILED_MAX,
+  onAnswer,
+}: {
+  compileOnUse?: number
+  max?: number
+  /** Told of each request whose compiled answer had no errors (the fast lane learns from it: src/graphql/fast-lane.ts). */
+  onAnswer?: (request: Request, answer: CompiledAnswer) => void
+} = {}): Plugin {
   const uses = new WeakMap<DocumentNode, Uses>()
   const compiled = new Set<Uses>()
 
@@ -46,10 +58,12 @@ export function compiledExecutionPlugin({ compileOnUse = COMPILE_ON_USE, max = C
     }
     if (entry.compiled !== undefined) return entry.compiled
     if (++entry.count < compileOnUse) return null
-    if (getOperationAST(document, operationName)?.operation !== 'query') {
+    const operation = getOperationAST(document, operationName)
+    if (operation?.operation !== 'query') {
       entry.compiled = null
       return null
     }
+    entry.name = operation.name?.value
     const jit = loadedJit()
     // The first compilation of the process waits for graphql-jit to load (src/graphql/jit.ts).
     if (!jit) return loadJit().then(() => compile(entry))
@@ -77,20 +91,34 @@ export function compiledExecutionPlugin({ compileOnUse = COMPILE_ON_USE, max = C
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const query = compiledFor(args.schema, args.document, args.operationName ?? null)
-      if (isPromise(query)) return query.then((loaded) => void (loaded && runCompiled(loaded, executeFn, setExecuteFn)))
-      if (query) runCompiled(query, executeFn, setExecuteFn)
+      const told = onAnswer && (args.contextValue as { request?: Request }).request
+      const tell = told ? (answer: CompiledAnswer) => onAnswer(told, answer) : undefined
+      const name = () => uses.get(args.document)?.name
+      if (isPromise(query)) return query.then((loaded) => void (loaded && runCompiled(loaded, executeFn, setExecuteFn, tell, name)))
+      if (query) runCompiled(query, executeFn, setExecuteFn, tell, name)
     },
   }
 }
 
 type ExecuteFn = Parameters<Parameters<NonNullable<Plugin['onExecute']>>[0]['setExecuteFn']>[0]
 
-function runCompiled(query: CompiledQuery, executeFn: ExecuteFn, setExecuteFn: (fn: ExecuteFn) => void) {
+function runCompiled(
+  query: CompiledQuery,
+  executeFn: ExecuteFn,
+  setExecuteFn: (fn: ExecuteFn) => void,
+  tell: ((answer: CompiledAnswer) => void) | undefined,
+  name: () => string | undefined,
+) {
   setExecuteFn((run) => {
     // An answer with errors is graphql-js's own: graphql-jit words variable errors differently,
     // leaves out locations and orders data before errors. A query writes nothing, so running
     // it again is safe; only answers with errors pay for it.
     const answer = query.query(run.rootValue, run.contextValue, run.variableValues ?? {})
-    return isPromise(answer) ? answer.then((a) => (a.errors ? executeFn(run) : a)) : answer.errors ? executeFn(run) : answer
+    const settled = (a: Awaited<typeof answer>) => {
+      if (a.errors) return executeFn(run)
+      tell?.({ query, name: name() })
+      return a
+    }
+    return isPromise(answer) ? answer.then(settled) : settled(answer)
   })
 }
