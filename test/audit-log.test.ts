@@ -1,6 +1,8 @@
 // The audit log (issue 54, item 2): changes to keys, console sessions and the webhook are recorded
 // with their actor and address, readable by admin keys (paged), append-only, purged after
 // AUDIT_RETENTION_DAYS.
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -11,6 +13,19 @@ import { schema } from '../src/graphql/schema.js'
 import { createApiKey } from '../src/auth/api-keys.js'
 import { OPERATOR, recordAudit } from '../src/audit/record-audit.js'
 import { purgeExpiredAuditEvents } from '../src/audit/purge-audit.js'
+
+/** The real CLI in a child process, as the operator runs it. */
+async function cli(url: string, ...args: string[]) {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      env: { ...process.env, DATABASE_URL: url },
+    })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
+  }
+}
 
 const AUDIT_PAGE = `query($first: Int, $after: String) {
   auditEvents(first: $first, after: $after) {
@@ -148,4 +163,46 @@ describe.each(targets)('the audit log on $name', (target) => {
       ['account.credit', 'operator', 'operator (CLI)', null],
     ])
   })
+
+  it('sim:assign and sim:unassign record the operator, the SIM and the account; refused ones record nothing', async () => {
+    const { account, key } = await kit.seed().account()
+    const other = await kit.seed().account()
+    const entries = async (accountId: string) =>
+      (await kit.db.auditEvent.findMany({ where: { accountId, action: { startsWith: 'sim.' } }, orderBy: { id: 'asc' } })).map((e) => ({
+        action: e.action,
+        actor: [e.actorKind, e.actorId, e.actorLabel],
+        target: e.target,
+        details: e.details && JSON.parse(e.details),
+        address: e.address,
+      }))
+    const byOperator = { actor: ['operator', null, 'operator (CLI)'], address: null }
+
+    expect((await cli(kit.url, 'sim:assign', '--account', account.id, '--number', '0733 000 101')).code).toBe(0)
+    // Again to its owner: nothing changes, nothing is recorded.
+    expect(JSON.parse((await cli(kit.url, 'sim:assign', '--account', account.id, '--number', '+254733000101')).stdout).created).toBe(false)
+    // Refused: held by another account, not a number, an unknown account, nothing to unassign.
+    for (const args of [
+      ['sim:assign', '--account', other.account.id, '--number', '+254733000101'],
+      ['sim:assign', '--account', other.account.id, '--number', 'not-a-number'],
+      ['sim:assign', '--account', '00000000-0000-4000-8000-000000000000', '--number', '22777'],
+      ['sim:unassign', '--number', '22778'],
+    ]) {
+      const refused = await cli(kit.url, ...args)
+      expect(refused.code, args.join(' ')).toBe(1)
+    }
+    expect(await entries(other.account.id)).toEqual([])
+    expect(await kit.db.auditEvent.count({ where: { action: { startsWith: 'sim.' }, target: { in: ['22777', '22778'] } } })).toBe(0)
+    expect((await cli(kit.url, 'sim:unassign', '--number', '+254733000101')).code).toBe(0)
+
+    expect(await entries(account.id)).toEqual([
+      { action: 'sim.assign', ...byOperator, target: '+254733000101', details: { account: account.id } },
+      { action: 'sim.unassign', ...byOperator, target: '+254733000101', details: { account: account.id } },
+    ])
+    // The account holder reads them in the log like any other change.
+    const page = await asClient(key, AUDIT_PAGE, { first: 10 })
+    expect(page.body.data.auditEvents.edges.map((e: { node: { action: string } }) => e.node.action).slice(0, 2)).toEqual([
+      'sim.unassign',
+      'sim.assign',
+    ])
+  }, 120_000)
 })

@@ -337,7 +337,11 @@ export const commands: Record<string, Command> = {
     },
     notes: 'A SIM belongs to one account: one held by another account is refused until sim:unassign.',
     async run(deps, flags) {
-      const { sim, created } = await assignSim(deps, { accountId: required(flags, 'account'), number: required(flags, 'number') })
+      const { sim, created } = await assignSim(
+        deps,
+        { accountId: required(flags, 'account'), number: required(flags, 'number') },
+        OPERATOR_AUDIT,
+      )
       return { sim: { number: sim.number, account: sim.accountId, assignedAt: sim.createdAt.toISOString() }, created }
     },
   },
@@ -346,7 +350,7 @@ export const commands: Record<string, Command> = {
     usage: 'sim:unassign --number <E.164 or short code>',
     options: { number: 'the SIM' },
     async run(deps, flags) {
-      const sim = await unassignSim(deps, { number: required(flags, 'number') })
+      const sim = await unassignSim(deps, { number: required(flags, 'number') }, OPERATOR_AUDIT)
       return { sim: { number: sim.number, account: sim.accountId }, unassigned: true }
     },
   },
