@@ -1,6 +1,5 @@
 import { builder } from '../builder.js'
 import { auditSource } from '../audit-source.js'
-import { recordAudit } from '../../audit/record-audit.js'
 import { DateTimeRangeInput, DeletedPayload } from './common.js'
 import { prismaConnection } from '../connections.js'
 import { newestFirst, type KeysetOrder } from '../keyset.js'
@@ -329,8 +328,7 @@ builder.mutationFields((t) => ({
     args: { url: t.arg.string({ required: true, description: 'A public http(s) URL.' }) },
     resolve: async (_root, { url }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await setWebhook(ctx.deps, source.accountId, url)
-      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.set', target: endpoint.url, details: { endpointId: endpoint.id } })
+      const endpoint = await setWebhook(ctx.deps, source.accountId, url, source)
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
@@ -341,13 +339,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: WebhookEndpointInput, required: true, description: 'The endpoint.' }) },
     resolve: async (_root, { input }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await createEndpoint(ctx.deps, source.accountId, input)
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.endpoint.create',
-        target: endpoint.url,
-        details: { endpointId: endpoint.id, eventTypes: input.eventTypes ?? null, payloadFormat: input.payloadFormat ?? null },
-      })
+      const endpoint = await createEndpoint(ctx.deps, source.accountId, input, source)
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
@@ -361,22 +353,17 @@ builder.mutationFields((t) => ({
     },
     resolve: async (query, _root, { id, input }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await updateEndpoint(ctx.deps, source.accountId, String(id), {
-        ...(input.url !== null && input.url !== undefined ? { url: input.url } : {}),
-        eventTypes: input.eventTypes,
-        payloadFormat: input.payloadFormat,
-      })
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.endpoint.update',
-        target: endpoint.url,
-        details: {
-          endpointId: endpoint.id,
-          url: input.url ?? null,
-          eventTypes: input.eventTypes ?? null,
-          payloadFormat: input.payloadFormat ?? null,
+      const endpoint = await updateEndpoint(
+        ctx.deps,
+        source.accountId,
+        String(id),
+        {
+          ...(input.url !== null && input.url !== undefined ? { url: input.url } : {}),
+          eventTypes: input.eventTypes,
+          payloadFormat: input.payloadFormat,
         },
-      })
+        source,
+      )
       return ctx.deps.db.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id: endpoint.id } })
     },
   }),
@@ -388,13 +375,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: 'The endpoint id.' }) },
     resolve: async (_root, { id }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await deleteEndpoint(ctx.deps, source.accountId, String(id))
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.endpoint.delete',
-        target: endpoint.url,
-        details: { endpointId: endpoint.id },
-      })
+      const endpoint = await deleteEndpoint(ctx.deps, source.accountId, String(id), source)
       return { deletedId: endpoint.id }
     },
   }),
@@ -414,12 +395,8 @@ builder.mutationFields((t) => ({
         accountId,
         since,
         endpointId === null || endpointId === undefined ? null : String(endpointId),
+        source,
       )
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.deliveries.recover',
-        details: { since: since.toISOString(), endpointId: endpointId ?? null, recovered: result.ids.length },
-      })
       for (let i = 0; i < result.ids.length; i += MAX_EVENT_DELIVERY_IDS)
         await publishQuietly(ctx.deps, TOPIC.webhookDelivery, {
           accountId,
@@ -447,13 +424,8 @@ builder.mutationFields((t) => ({
         source.accountId,
         overlapHours ?? DEFAULT_OVERLAP_HOURS,
         endpointId === null || endpointId === undefined ? null : String(endpointId),
+        source,
       )
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.rotate_secret',
-        target: endpoint.url,
-        details: { endpointId: endpoint.id, overlapHours: overlapHours ?? DEFAULT_OVERLAP_HOURS },
-      })
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
@@ -478,8 +450,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, _args, ctx) => {
       const source = await auditSource(ctx)
       const accountId = source.accountId
-      await removeWebhook(ctx.deps, accountId)
-      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.remove' })
+      await removeWebhook(ctx.deps, accountId, source)
       return { deletedId: accountId }
     },
   }),
