@@ -4,6 +4,7 @@ import { DateTimeRangeInput, DeletedPayload } from './common.js'
 import { prismaConnection } from '../connections.js'
 import { newestFirst, type KeysetOrder } from '../keyset.js'
 import { listFilterWhere } from '../list-filters.js'
+import { isStorableText } from '../../messaging/input-rules.js'
 import { Repeater } from 'graphql-yoga'
 import {
   createEndpoint,
@@ -207,6 +208,7 @@ const DeliveryFilterInput = builder.inputType('WebhookDeliveryFilter', {
   fields: (t) => ({
     state: t.field({ type: [WebhookDeliveryState], description: 'Only deliveries in one of these states (at least one).' }),
     createdAt: t.field({ type: DateTimeRangeInput, description: 'Only deliveries created (queued) within this span.' }),
+    endpointId: t.id({ description: "Only deliveries to this endpoint (another account's endpoint matches none)." }),
   }),
 })
 
@@ -214,14 +216,30 @@ const DeliveryFilterInput = builder.inputType('WebhookDeliveryFilter', {
 function deliveryWhere(
   accountId: string,
   state: string | null | undefined,
-  filter: { state?: readonly string[] | null; createdAt?: { from?: Date | null; before?: Date | null } | null } | null | undefined,
+  filter:
+    | {
+        state?: readonly string[] | null
+        createdAt?: { from?: Date | null; before?: Date | null } | null
+        endpointId?: string | number | null
+      }
+    | null
+    | undefined,
 ) {
   const conditions = listFilterWhere({
     argument: 'filter',
     set: { field: 'state', column: 'state', values: filter?.state },
     range: { field: 'createdAt', column: 'createdAt', value: filter?.createdAt },
   })
-  return { accountId, ...(state ? { state } : {}), AND: conditions }
+  const endpointId = filter?.endpointId
+  return {
+    accountId,
+    ...(state ? { state } : {}),
+    // An id that no row could hold (a NUL byte: PostgreSQL refuses to compare it) matches none.
+    ...(endpointId !== null && endpointId !== undefined
+      ? { endpointId: isStorableText(String(endpointId)) ? String(endpointId) : { in: [] } }
+      : {}),
+    AND: conditions,
+  }
 }
 
 builder.queryFields((t) => ({
