@@ -482,7 +482,7 @@ interface Delivery {
   lastError: string | null
   createdAt: string
   body: string
-  endpoint: { url: string } | null
+  endpoint: { id: string; url: string } | null
   attemptLog: Attempt[]
 }
 
@@ -558,23 +558,120 @@ const EVENT_TYPES = [
   ['TEST', 'test events'],
 ] as const
 
-/** Every endpoint of the account (the first is the default one above), and a form to add one. */
-function EndpointList({ onChange }: { onChange: () => void }) {
-  const [endpoints, setEndpoints] = useState<Endpoint[]>([])
+const eventLabel = (type: string) => type.toLowerCase().replace('_', '.')
+const formatLabel = (format: string) => (format === 'STANDARD' ? 'Standard Webhooks envelope' : 'delivery report')
+
+/** An endpoint's event types (checkboxes) and body (a select): the add form's and the edit form's. */
+function EndpointChoices({
+  prefix,
+  types,
+  setTypes,
+  format,
+  setFormat,
+}: {
+  prefix: string
+  types: string[]
+  setTypes: (types: string[]) => void
+  format: string
+  setFormat: (format: string) => void
+}) {
+  return (
+    <>
+      <fieldset>
+        <legend>Events</legend>
+        {EVENT_TYPES.map(([type, label]) => (
+          <label key={type}>
+            <input
+              type="checkbox"
+              checked={types.includes(type)}
+              onChange={(e) => setTypes(e.currentTarget.checked ? [...types, type] : types.filter((t) => t !== type))}
+            />{' '}
+            {label}
+          </label>
+        ))}
+      </fieldset>
+      <div>
+        <label for={`${prefix}-format`}>Body</label>
+        <select id={`${prefix}-format`} value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
+          <option value="LEGACY">delivery report</option>
+          <option value="STANDARD">Standard Webhooks envelope</option>
+        </select>
+      </div>
+    </>
+  )
+}
+
+/** Changes one endpoint's URL, events and body; its secret stays. Focus moves to its URL field when it opens. */
+function EditEndpoint({ endpoint, onDone }: { endpoint: Endpoint; onDone: (saved: boolean) => void }) {
+  const [url, setUrl] = useState(endpoint.url)
+  const [types, setTypes] = useState<string[]>(endpoint.eventTypes)
+  const [format, setFormat] = useState(endpoint.payloadFormat)
+  const [error, setError] = useState<string | null>(null)
+  const field = useRef<HTMLInputElement>(null)
+  useEffect(() => field.current?.focus(), [endpoint.id])
+  async function save(event: Event) {
+    event.preventDefault()
+    const input = { ...(url.trim() !== endpoint.url ? { url } : {}), eventTypes: types, payloadFormat: format }
+    const r = await gql(D.updateEndpoint, { id: endpoint.id, input })
+    setError(problem(r.errors))
+    if (!r.errors) onDone(true)
+  }
+  return (
+    <form onSubmit={(e) => void save(e)} class="panel" aria-labelledby="edit-endpoint-heading" noValidate data-testid="edit-endpoint">
+      <h4 id="edit-endpoint-heading">Edit endpoint {endpoint.url}</h4>
+      <div class="row">
+        <div style="flex: 1 1 20rem">
+          <label for="edit-endpoint-url">Endpoint URL</label>
+          <input
+            id="edit-endpoint-url"
+            ref={field}
+            type="url"
+            style="width: 100%"
+            value={url}
+            onInput={(e) => setUrl(e.currentTarget.value)}
+            aria-describedby="edit-endpoint-error"
+          />
+        </div>
+        <EndpointChoices prefix="edit-endpoint" types={types} setTypes={setTypes} format={format} setFormat={setFormat} />
+      </div>
+      <ErrorText id="edit-endpoint-error" text={error} />
+      <div class="row">
+        <button type="submit">Save endpoint</button>
+        <button type="button" class="secondary" onClick={() => onDone(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  )
+}
+
+/**
+ * Every endpoint of the account (the first is the default one above): each can be edited, sent a
+ * test event, shown in the delivery log alone, or removed (after a confirmation); and a form adds one.
+ */
+function EndpointList({
+  endpoints,
+  reload,
+  onChange,
+  onShowDeliveries,
+}: {
+  endpoints: Endpoint[]
+  reload: () => Promise<void>
+  onChange: () => void
+  onShowDeliveries: (endpointId: string) => void
+}) {
   const [url, setUrl] = useState('')
   const [types, setTypes] = useState<string[]>(EVENT_TYPES.map(([t]) => t))
   const [format, setFormat] = useState('LEGACY')
   const [error, setError] = useState<string | null>(null)
+  const [notice, setNotice] = useState<string | null>(null)
   const [secret, setSecret] = useState<string | null>(null)
   const [confirming, setConfirming] = useState<string | null>(null)
-  const load = useCallback(async () => {
-    const r = await gql<{ webhookEndpoints: Endpoint[] }>(D.endpoints)
-    if (r.data) setEndpoints(r.data.webhookEndpoints)
-  }, [])
-  useEffect(() => void load(), [load])
+  const [editing, setEditing] = useState<string | null>(null)
   async function add(event: Event) {
     event.preventDefault()
     setSecret(null)
+    setNotice(null)
     const r = await gql<{ createWebhookEndpoint: { secret: string } }>(D.createEndpoint, {
       input: { url, eventTypes: types, payloadFormat: format },
     })
@@ -583,26 +680,36 @@ function EndpointList({ onChange }: { onChange: () => void }) {
       setSecret(r.data.createWebhookEndpoint.secret)
       setUrl('')
     }
-    await load()
+    await reload()
     onChange()
   }
   async function remove(id: string) {
+    setNotice(null)
     const r = await gql(D.deleteEndpoint, { id })
     setError(problem(r.errors))
     setConfirming(null)
-    await load()
+    if (editing === id) setEditing(null)
+    await reload()
     onChange()
   }
+  async function sendTest(endpoint: Endpoint) {
+    setNotice(null)
+    const r = await gql(D.sendTestTo, { endpointId: endpoint.id })
+    setError(problem(r.errors))
+    if (!r.errors) setNotice(`Test event queued for ${endpoint.url}.`)
+    onChange()
+  }
+  const edited = endpoints.find((e) => e.id === editing)
   return (
     <div>
       <h3 id="endpoints-heading">Endpoints</h3>
       <p class="muted">Each endpoint has its own secret, events and body. The first is the one above.</p>
-      <Table columns={['URL', 'Events', 'Body', 'State', 'Action']} testId="endpoints">
+      <Table columns={['URL', 'Events', 'Body', 'State', 'Actions']} testId="endpoints">
         {endpoints.map((e) => (
           <tr key={e.id} data-endpoint={e.id}>
             <td class="mono">{e.url}</td>
-            <td>{e.eventTypes.map((t) => t.toLowerCase().replace('_', '.')).join(', ')}</td>
-            <td>{e.payloadFormat === 'STANDARD' ? 'Standard Webhooks envelope' : 'delivery report'}</td>
+            <td>{e.eventTypes.map(eventLabel).join(', ')}</td>
+            <td>{formatLabel(e.payloadFormat)}</td>
             <td>{e.enabled ? 'enabled' : `disabled: ${e.disabledReason ?? ''}`}</td>
             <td>
               {confirming === e.id ? (
@@ -613,14 +720,51 @@ function EndpointList({ onChange }: { onChange: () => void }) {
                   onCancel={() => setConfirming(null)}
                 />
               ) : (
-                <button type="button" class="secondary" aria-label={`Remove endpoint ${e.url}`} onClick={() => setConfirming(e.id)}>
-                  Remove
-                </button>
+                <div class="row">
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`Edit endpoint ${e.url}`}
+                    aria-expanded={editing === e.id}
+                    onClick={() => {
+                      setNotice(null)
+                      setEditing(editing === e.id ? null : e.id)
+                    }}
+                  >
+                    Edit
+                  </button>
+                  <button type="button" class="secondary" aria-label={`Send test to ${e.url}`} onClick={() => void sendTest(e)}>
+                    Send test
+                  </button>
+                  <button type="button" class="secondary" aria-label={`Deliveries to ${e.url}`} onClick={() => onShowDeliveries(e.id)}>
+                    Deliveries
+                  </button>
+                  <button type="button" class="secondary" aria-label={`Remove endpoint ${e.url}`} onClick={() => setConfirming(e.id)}>
+                    Remove
+                  </button>
+                </div>
               )}
             </td>
           </tr>
         ))}
       </Table>
+      {edited && (
+        <EditEndpoint
+          key={edited.id}
+          endpoint={edited}
+          onDone={(saved) => {
+            setEditing(null)
+            setError(null)
+            if (saved) {
+              setNotice(`Endpoint ${edited.url} saved.`)
+              void reload().then(onChange)
+            }
+          }}
+        />
+      )}
+      <p role="status" class="ok" data-testid="endpoint-notice">
+        {notice}
+      </p>
       <form onSubmit={(e) => void add(e)} class="row" noValidate>
         <div style="flex: 1 1 20rem">
           <label for="endpoint-url">New endpoint URL</label>
@@ -633,26 +777,7 @@ function EndpointList({ onChange }: { onChange: () => void }) {
             aria-describedby="endpoint-error"
           />
         </div>
-        <fieldset>
-          <legend>Events</legend>
-          {EVENT_TYPES.map(([type, label]) => (
-            <label key={type}>
-              <input
-                type="checkbox"
-                checked={types.includes(type)}
-                onChange={(e) => setTypes(e.currentTarget.checked ? [...types, type] : types.filter((t) => t !== type))}
-              />{' '}
-              {label}
-            </label>
-          ))}
-        </fieldset>
-        <div>
-          <label for="endpoint-format">Body</label>
-          <select id="endpoint-format" value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-            <option value="LEGACY">delivery report</option>
-            <option value="STANDARD">Standard Webhooks envelope</option>
-          </select>
-        </div>
+        <EndpointChoices prefix="endpoint" types={types} setTypes={setTypes} format={format} setFormat={setFormat} />
         <button type="submit">Add endpoint</button>
       </form>
       <ErrorText id="endpoint-error" text={error} />
@@ -712,6 +837,9 @@ function WebhookSection() {
   const [showSecret, setShowSecret] = useState(false)
   const [deliveries, setDeliveries] = useState<Delivery[]>([])
   const [filter, setFilter] = useState('')
+  /** The endpoint whose deliveries the log shows; '' for every endpoint. */
+  const [endpointFilter, setEndpointFilter] = useState('')
+  const [endpoints, setEndpoints] = useState<Endpoint[]>([])
   const [live, setLive] = useState(false)
   const [loaded, setLoaded] = useState(false)
   /** Which destructive action waits for its confirmation. */
@@ -725,17 +853,22 @@ function WebhookSection() {
     setLoaded(true)
   }, [])
   const loadDeliveries = useCallback(async () => {
-    const r = await gql<{ webhookDeliveries: Delivery[] }>(D.deliveries, { state: filter || null })
+    const r = await gql<{ webhookDeliveries: Delivery[] }>(D.deliveries, { state: filter || null, endpointId: endpointFilter || null })
     if (r.data) setDeliveries(r.data.webhookDeliveries)
-  }, [filter])
+  }, [filter, endpointFilter])
+  const loadEndpoints = useCallback(async () => {
+    const r = await gql<{ webhookEndpoints: Endpoint[] }>(D.endpoints)
+    if (r.data) setEndpoints(r.data.webhookEndpoints)
+  }, [])
   useEffect(() => void load(true), [load])
+  useEffect(() => void loadEndpoints(), [loadEndpoints])
   useEffect(() => void loadDeliveries(), [loadDeliveries])
   useSubscription<{ webhookDeliveryUpdates: Delivery }>(
     D.deliveryUpdates,
     ({ webhookDeliveryUpdates: d }) =>
       setDeliveries((list) => {
         const rest = list.filter((x) => x.id !== d.id)
-        const shown = !filter || d.state === filter
+        const shown = (!filter || d.state === filter) && (!endpointFilter || d.endpoint?.id === endpointFilter)
         return (shown ? [d, ...rest] : rest).sort((a, b) =>
           a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : -1,
         )
@@ -748,6 +881,8 @@ function WebhookSection() {
     const r = await gql(query, variables)
     setError(problem(r.errors))
     await load(resetField && !r.errors)
+    // The default endpoint is also the first row of the endpoints table.
+    await loadEndpoints()
     setNotice(r.errors ? null : done)
     return !r.errors
   }
@@ -864,7 +999,18 @@ function WebhookSection() {
           </div>
         </div>
       )}
-      <EndpointList onChange={() => void load(true)} />
+      <EndpointList
+        endpoints={endpoints}
+        reload={loadEndpoints}
+        onChange={() => {
+          void load(true)
+          void loadDeliveries()
+        }}
+        onShowDeliveries={(id) => {
+          setEndpointFilter(id)
+          document.getElementById('delivery-endpoint')?.focus()
+        }}
+      />
       <h3 id="deliveries-heading">Delivery log</h3>
       <RecoverForm onDone={() => void loadDeliveries()} />
       <div class="row">
@@ -875,6 +1021,22 @@ function WebhookSection() {
             <option value="PENDING">pending</option>
             <option value="DELIVERED">delivered</option>
             <option value="FAILED">failed</option>
+          </select>
+        </div>
+        <div style="min-width: 0; max-width: 100%">
+          <label for="delivery-endpoint">To</label>
+          <select
+            id="delivery-endpoint"
+            style="max-width: 100%"
+            value={endpointFilter}
+            onChange={(e) => setEndpointFilter(e.currentTarget.value)}
+          >
+            <option value="">every endpoint</option>
+            {endpoints.map((e) => (
+              <option key={e.id} value={e.id}>
+                {e.url}
+              </option>
+            ))}
           </select>
         </div>
         <p class="muted" aria-live="polite" data-testid="live">

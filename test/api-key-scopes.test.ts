@@ -167,4 +167,28 @@ describe('the REST routes', () => {
     expect(document.paths['/contact/group/create']!.post!.security).toEqual([{ bearerAuth: ['contacts:write'] }])
     expect(document.paths['/contacts']!.get!.responses[403]).toBeDefined()
   })
+
+  it('every documented operation states its scope: key scopes in its security entry and its description, or public', () => {
+    const document = buildOpenApiDocument(restRoutes, { version: 'test' })
+    const unstated: string[] = []
+    let operations = 0
+    for (const [path, item] of Object.entries(document.paths))
+      for (const [method, operation] of Object.entries(item as Record<string, any>)) {
+        operations++
+        const security = operation.security as Record<string, string[]>[] | undefined
+        const scopes = security?.[0]?.bearerAuth
+        const keyed =
+          security?.length === 1 &&
+          scopes!.length > 0 &&
+          scopes!.every((s) => (ALL_SCOPES as string[]).includes(s)) &&
+          operation.description.endsWith(`Scope: ${scopes!.map((s) => `\`${s}\``).join(' and ')}.`)
+        const open =
+          Array.isArray(security) && security.length === 0 && operation.description.endsWith('Scope: public (no API key needed).')
+        if (!keyed && !open) unstated.push(`${method.toUpperCase()} ${path}`)
+      }
+    expect(operations).toBe(restRoutes.length)
+    expect(unstated).toEqual([])
+    expect(document.paths['/contact/group/create']!.post!.description).toMatch(/Scope: `contacts:write`\.$/)
+    expect(document.paths['/channels/{uuid}/status']!.get!.security).toEqual([])
+  })
 })

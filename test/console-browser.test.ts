@@ -292,6 +292,65 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     await expect.poll(() => table.locator('tbody tr').count()).toBe(1)
   }, 120_000)
 
+  it("edits another endpoint's URL, events and body, sends it a test event and shows its deliveries alone", async () => {
+    const table = page.getByTestId('endpoints')
+    const second = `${receiver.url}?other`
+    const edited = `${receiver.url}?edited`
+    await page.getByLabel('New endpoint URL').fill(second)
+    await page.getByRole('group', { name: 'Events' }).first().getByLabel('test events').uncheck()
+    await page.getByRole('button', { name: 'Add endpoint' }).click()
+    await page.getByTestId('endpoint-secret').waitFor()
+    const row = table.locator('tbody tr').nth(1)
+    await expect.poll(() => row.innerText()).toContain(second)
+    expect(await row.locator('td').nth(1).innerText()).toBe('message.status')
+
+    // Not subscribed to test events: refused inline, nothing queued.
+    await page.getByRole('button', { name: `Send test to ${second}` }).click()
+    await page.locator('#endpoint-error').getByText('not subscribed to test events').waitFor()
+
+    // A bad URL is refused inline and changes nothing; Cancel closes the form.
+    await page.getByRole('button', { name: `Edit endpoint ${second}` }).click()
+    const url = page.getByLabel('Endpoint URL', { exact: true })
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-endpoint-url')
+    expect(await url.inputValue()).toBe(second)
+    await url.fill('not a url')
+    await page.getByRole('button', { name: 'Save endpoint' }).click()
+    await page.locator('#edit-endpoint-error').getByText(/URL/i).waitFor()
+    await atBothWidths(page, 'endpoint editing')
+    await page.getByTestId('edit-endpoint').getByRole('button', { name: 'Cancel' }).click()
+    await page.reload()
+    await expect.poll(() => row.innerText()).toContain(second)
+
+    // Saved: the new URL, both event types and the envelope.
+    await page.getByRole('button', { name: `Edit endpoint ${second}` }).click()
+    const form = page.getByTestId('edit-endpoint')
+    await url.fill(edited)
+    await form.getByLabel('test events').check()
+    await form.getByLabel('Body').selectOption('STANDARD')
+    await page.getByRole('button', { name: 'Save endpoint' }).click()
+    await page.getByText(`Endpoint ${second} saved.`).waitFor()
+    expect(await form.count()).toBe(0)
+    await page.reload()
+    await expect.poll(() => row.innerText()).toContain(edited)
+    expect(await row.innerText()).toMatch(/message\.status, test[\s\S]*Standard Webhooks envelope/)
+
+    // Its test event goes to it alone, in the envelope, and its deliveries can be shown alone.
+    const count = receiver.received.length
+    await page.getByRole('button', { name: `Send test to ${edited}` }).click()
+    await page.getByText(`Test event queued for ${edited}.`).waitFor()
+    await expect.poll(() => receiver.received.length, { timeout: 20_000 }).toBe(count + 1)
+    const got = receiver.received.at(-1)!
+    expect(JSON.parse(got.body)).toMatchObject({ type: 'test', data: { test: true } })
+    await page.getByRole('button', { name: `Deliveries to ${edited}` }).click()
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('delivery-endpoint')
+    const log = page.getByTestId('deliveries')
+    await expect.poll(() => log.locator('tbody tr').count()).toBe(1)
+    expect(await log.locator('tbody tr').getAttribute('data-delivery')).toBe(got.headers['webhook-id'])
+    expect(await log.innerText()).toContain(`to ${edited}`)
+    await page.getByLabel('To', { exact: true }).selectOption('')
+    await expect.poll(() => log.locator('tbody tr').count()).toBeGreaterThan(1)
+  }, 120_000)
+
   it('shows the account and looks up a delivery report; an unknown id is an inline error', async () => {
     await page.getByTestId('credit-balance').getByText('credits').waitFor()
     expect(await page.getByTestId('credit-balance').innerText()).toMatch(/^0(\.0+)? credits$/)

@@ -144,11 +144,16 @@ function operationOf(route: RestRoute): Operation {
   if (route.etag) responses[304] = { description: 'Not modified: the If-None-Match ETag still matches.' }
   for (const status of errorStatusesOf(route))
     responses[status] = { $ref: `#/components/responses/${errorResponseName(route.api, status)}` }
+  const scopes = route.api === 'messaging' ? scopesOf(route) : []
+  // The sentence GraphQL fields end with too (src/graphql/plugins/field-scopes.ts), so a reader of
+  // the reference sees it; renderers do not all show a bearer scheme's scopes.
+  const scopeText =
+    route.api === 'messaging' ? `Scope: ${scopes.map((s) => `\`${s}\``).join(' and ')}.` : 'Scope: public (no API key needed).'
   return {
     operationId: doc.operationId,
     tags: [doc.tag],
     summary: doc.summary,
-    ...(doc.description ? { description: doc.description } : {}),
+    description: doc.description ? `${doc.description}\n\n${scopeText}` : scopeText,
     ...(parameters.length ? { parameters } : {}),
     ...(doc.requestBody
       ? {
@@ -161,7 +166,7 @@ function operationOf(route: RestRoute): Operation {
     responses,
     // Channel routes are public: an empty list overrides nothing but says so explicitly. A messaging
     // route needs the scopes of the GraphQL fields its document runs (src/graphql/plugins/field-scopes.ts).
-    security: route.api === 'messaging' ? [{ bearerAuth: scopesOf(route) }] : [],
+    security: route.api === 'messaging' ? [{ bearerAuth: scopes }] : [],
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Prisma } from '../generated/sqlite/client.js'
-import type { Db, DirectRead } from '../db/client.js'
+import type { Db, DirectRead, Tx } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
 import { readDirect } from '../db/read-direct.js'
 import type { Clock } from '../core/clock.js'
@@ -92,10 +92,8 @@ export async function createApiKey(
 ): Promise<IssuedKey> {
   const now = clock?.now() ?? new Date()
   const expiresAt = futureExpiry(options.expiresAt, now)
-  const scopes = storedScopes(options.scopes ?? ALL_SCOPES)
-  const { prefix, apiKey, hash } = newKeyMaterial()
   const { maxLiveKeys } = options
-  const row = await db.$transaction(async (tx) => {
+  return db.$transaction(async (tx) => {
     if (dbKind === 'postgresql') {
       const locked = await tx.$queryRaw<unknown[]>`SELECT 1 FROM "Account" WHERE "id" = ${accountId} FOR UPDATE`
       if (locked.length === 0) throw notFound('Account')
@@ -105,18 +103,34 @@ export async function createApiKey(
     }
     if (maxLiveKeys !== undefined && (await tx.apiKey.count({ where: { accountId, revokedAt: null } })) >= maxLiveKeys)
       throw tooManyKeys(maxLiveKeys)
-    const row = await tx.apiKey.create({ data: { accountId, prefix, label: options.label ?? null, hash, scopes, expiresAt } })
-    if (audit)
-      await recordAudit(tx, {
-        accountId,
-        ...audit,
-        action: 'apikey.create',
-        target: prefix,
-        details: { label: row.label, scopes: scopes.split(','), expiresAt: expiresAt?.toISOString() ?? null },
-        at: now,
-      })
-    return row
+    return insertApiKey(tx, accountId, { label: options.label, scopes: options.scopes, expiresAt }, now, audit)
   })
+}
+
+/**
+ * Inserts a key, and with `audit` its entry, in the caller's transaction (the account exists, the
+ * expiry is checked): createApiKey, and createAccount for an account's first key.
+ */
+export async function insertApiKey(
+  tx: Tx,
+  accountId: string,
+  options: Pick<NewKeyOptions, 'label' | 'scopes'> & { expiresAt: Date | null },
+  now: Date,
+  audit?: AuditSource,
+): Promise<IssuedKey> {
+  const scopes = storedScopes(options.scopes ?? ALL_SCOPES)
+  const { prefix, apiKey, hash } = newKeyMaterial()
+  const { expiresAt } = options
+  const row = await tx.apiKey.create({ data: { accountId, prefix, label: options.label ?? null, hash, scopes, expiresAt } })
+  if (audit)
+    await recordAudit(tx, {
+      accountId,
+      ...audit,
+      action: 'apikey.create',
+      target: prefix,
+      details: { label: row.label, scopes: scopes.split(','), expiresAt: expiresAt?.toISOString() ?? null },
+      at: now,
+    })
   return { id: row.id, prefix, apiKey }
 }
 

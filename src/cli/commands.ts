@@ -133,8 +133,7 @@ export const commands: Record<string, Command> = {
     options: { account: 'the account uuid', url: 'a public http(s) URL (private addresses need WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)' },
     async run(deps, flags) {
       const accountId = await existingAccount(deps, required(flags, 'account'))
-      const endpoint = await setWebhook(deps, accountId, required(flags, 'url'))
-      await recordAudit(deps.db, { accountId, ...OPERATOR_AUDIT, action: 'webhook.set', target: endpoint.url })
+      const endpoint = await setWebhook(deps, accountId, required(flags, 'url'), OPERATOR_AUDIT)
       return { url: endpoint.url, secret: endpoint.secret }
     },
   },
@@ -150,11 +149,12 @@ export const commands: Record<string, Command> = {
     async run(deps, flags) {
       const accountId = await existingAccount(deps, required(flags, 'account'))
       const events = flags.events === undefined ? undefined : flags.events.split(',').map((e) => e.trim())
-      const endpoint = await createEndpoint(deps, accountId, {
-        url: required(flags, 'url'),
-        eventTypes: events,
-        payloadFormat: flags.format,
-      })
+      const endpoint = await createEndpoint(
+        deps,
+        accountId,
+        { url: required(flags, 'url'), eventTypes: events, payloadFormat: flags.format },
+        OPERATOR_AUDIT,
+      )
       return {
         id: endpoint.id,
         url: endpoint.url,
@@ -337,7 +337,11 @@ export const commands: Record<string, Command> = {
     },
     notes: 'A SIM belongs to one account: one held by another account is refused until sim:unassign.',
     async run(deps, flags) {
-      const { sim, created } = await assignSim(deps, { accountId: required(flags, 'account'), number: required(flags, 'number') })
+      const { sim, created } = await assignSim(
+        deps,
+        { accountId: required(flags, 'account'), number: required(flags, 'number') },
+        OPERATOR_AUDIT,
+      )
       return { sim: { number: sim.number, account: sim.accountId, assignedAt: sim.createdAt.toISOString() }, created }
     },
   },
@@ -346,7 +350,7 @@ export const commands: Record<string, Command> = {
     usage: 'sim:unassign --number <E.164 or short code>',
     options: { number: 'the SIM' },
     async run(deps, flags) {
-      const sim = await unassignSim(deps, { number: required(flags, 'number') })
+      const sim = await unassignSim(deps, { number: required(flags, 'number') }, OPERATOR_AUDIT)
       return { sim: { number: sim.number, account: sim.accountId }, unassigned: true }
     },
   },

@@ -51,6 +51,8 @@ const STYLE = `
       main:focus { outline: none; }
       .confirm { border: 1px solid var(--bad); border-radius: 6px; padding: 0.5rem 0.75rem; margin: 0.5rem 0; }
       .confirm p { margin: 0 0 0.5rem; }
+      .panel { border: 1px solid var(--line); border-radius: 6px; padding: 0.5rem 0.75rem; margin: 0.5rem 0; }
+      .panel h4 { margin: 0 0 0.5rem; overflow-wrap: anywhere; }
       /* Under 40rem a table's rows are cards: one cell under the other, each headed by its column, the actions in reach. */
       @media (max-width: 40rem) {
         body { padding: 0.75rem; }

@@ -2,7 +2,7 @@
 // and the server counts them among the trusted documents (GRAPHQL_TRUSTED_DOCUMENTS=only lets the
 // console work by construction: src/graphql/plugins/persisted-documents.ts).
 const DELIVERY_FIELDS =
-  'id state test messageId attempts nextAttemptAt lastError createdAt body endpoint { url } ' +
+  'id state test messageId attempts nextAttemptAt lastError createdAt body endpoint { id url } ' +
   'attemptLog { attempt statusCode durationMs error at responseHeaders responseBody responseTruncated }'
 
 export const CONSOLE_DOCUMENTS = {
@@ -17,7 +17,7 @@ export const CONSOLE_DOCUMENTS = {
     'query Audit($after: String) { auditEvents(first: 25, after: $after) { totalCount edges { node { id at actorKind actorLabel action target details address } } pageInfo { hasNextPage endCursor } } }',
   revokeApiKey: 'mutation Revoke($id: ID!) { revokeApiKey(id: $id) { id } }',
   webhook: '{ webhook { url secret enabled disabledReason previousSecretExpiresAt } }',
-  deliveries: `query Log($state: WebhookDeliveryState) { webhookDeliveries(state: $state, first: 50) { ${DELIVERY_FIELDS} } }`,
+  deliveries: `query Log($state: WebhookDeliveryState, $endpointId: ID) { webhookDeliveries(state: $state, filter: { endpointId: $endpointId }, first: 50) { ${DELIVERY_FIELDS} } }`,
   deliveryUpdates: `subscription { webhookDeliveryUpdates { ${DELIVERY_FIELDS} } }`,
   setWebhook: 'mutation Set($url: String!) { setWebhook(url: $url) { secret } }',
   removeWebhook: 'mutation { removeWebhook { deletedId } }',
@@ -26,6 +26,9 @@ export const CONSOLE_DOCUMENTS = {
   replay: 'mutation Replay($id: ID!) { redeliverWebhook(id: $id) { id } }',
   endpoints: '{ webhookEndpoints { id url eventTypes payloadFormat enabled disabledReason } }',
   createEndpoint: 'mutation AddEndpoint($input: WebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret webhook { id } } }',
+  updateEndpoint:
+    'mutation UpdateEndpoint($id: ID!, $input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(id: $id, input: $input) { id } }',
+  sendTestTo: 'mutation TestEndpoint($endpointId: ID) { sendTestWebhook(endpointId: $endpointId) { id } }',
   deleteEndpoint: 'mutation DeleteEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) { deletedId } }',
   recover: 'mutation Recover($since: DateTime!) { recoverFailedWebhookDeliveries(since: $since) { recovered more } }',
   signOut: 'mutation Out($everywhere: Boolean) { signOut(everywhere: $everywhere) { sessionsEnded } }',

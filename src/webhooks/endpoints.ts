@@ -1,11 +1,14 @@
 import type { Deps } from '../deps.js'
 import type { Tx } from '../db/client.js'
+import type { AuditSource } from '../auth/api-keys.js'
+import { recordAudit } from '../audit/record-audit.js'
 import { AppError, notFound, validationError } from '../core/errors.js'
 import { isStorableText } from '../messaging/input-rules.js'
 import { assertWebhookUrl } from './ssrf-guard.js'
 import { newWebhookId, newWebhookSecret } from './signature.js'
 import {
   bodyFor,
+  eventTypesOf,
   parseEventTypes,
   parsePayloadFormat,
   storedEventTypes,
@@ -19,6 +22,24 @@ export const MAX_ENDPOINTS_PER_ACCOUNT = 10
 
 /** The account's endpoints in their order: oldest first, the id breaking ties. The first is the default. */
 export const ENDPOINT_ORDER = [{ createdAt: 'asc' as const }, { id: 'asc' as const }]
+
+/**
+ * Who makes a change and from where (and, for pinned-time tests, when): with it, each change below
+ * writes its audit entry in its own transaction, so a refused or failed change records nothing and
+ * a committed one always has its entry. Without it (tests, the worker), nothing is recorded.
+ */
+export type ChangeAudit = AuditSource & { at?: Date }
+
+/** The entry of a change, for recordAudit: the source's actor, address and time, then what was done. */
+const entry = (audit: ChangeAudit, accountId: string, action: string, target: string | null, details: Record<string, unknown> | null) => ({
+  actor: audit.actor,
+  address: audit.address,
+  ...(audit.at ? { at: audit.at } : {}),
+  accountId,
+  action,
+  target,
+  details,
+})
 
 /** A health record as new: enabled, no failures, not paused. */
 const CLEAN_HEALTH = { disabledAt: null, disabledReason: null, failures: 0, failingSince: null, pausedUntil: null }
@@ -72,13 +93,13 @@ async function checkedInput({ env }: Pick<Deps, 'env'>, input: Partial<EndpointI
  * Adds an endpoint with a secret of its own. Refused (VALIDATION_FAILED, nothing written) past
  * MAX_ENDPOINTS_PER_ACCOUNT, for a URL the SSRF guard refuses, or an unknown event type or format.
  */
-export async function createEndpoint(deps: Pick<Deps, 'db' | 'env'>, accountId: string, input: EndpointInput) {
+export async function createEndpoint(deps: Pick<Deps, 'db' | 'env'>, accountId: string, input: EndpointInput, audit?: ChangeAudit) {
   const checked = await checkedInput(deps, input)
   return deps.db.$transaction(async (tx) => {
     await lockAccount(tx, accountId)
     if ((await tx.webhookEndpoint.count({ where: { accountId } })) >= MAX_ENDPOINTS_PER_ACCOUNT)
       throw validationError([{ field: 'url', message: `an account has at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints` }])
-    return tx.webhookEndpoint.create({
+    const endpoint = await tx.webhookEndpoint.create({
       data: {
         accountId,
         url: checked.url!,
@@ -88,6 +109,16 @@ export async function createEndpoint(deps: Pick<Deps, 'db' | 'env'>, accountId: 
         payloadFormat: checked.payloadFormat ?? 'legacy',
       },
     })
+    if (audit)
+      await recordAudit(
+        tx,
+        entry(audit, accountId, 'webhook.endpoint.create', endpoint.url, {
+          endpointId: endpoint.id,
+          eventTypes: eventTypesOf(endpoint.eventTypes),
+          payloadFormat: endpoint.payloadFormat,
+        }),
+      )
+    return endpoint
   })
 }
 
@@ -95,25 +126,49 @@ export async function createEndpoint(deps: Pick<Deps, 'db' | 'env'>, accountId: 
  * Changes what is given of an endpoint's URL, event types and body format. A new URL enables a
  * disabled or paused endpoint again with a clean record (as setWebhook does); the secret is kept.
  */
-export async function updateEndpoint(deps: Pick<Deps, 'db' | 'env'>, accountId: string, endpointId: string, input: Partial<EndpointInput>) {
-  const endpoint = await ownEndpoint(deps.db, accountId, endpointId)
+export async function updateEndpoint(
+  deps: Pick<Deps, 'db' | 'env'>,
+  accountId: string,
+  endpointId: string,
+  input: Partial<EndpointInput>,
+  audit?: ChangeAudit,
+) {
+  // Another account's endpoint is NOT_FOUND before its input is judged, as it always was.
+  await ownEndpoint(deps.db, accountId, endpointId)
   const checked = await checkedInput(deps, input)
-  return deps.db.webhookEndpoint.update({
-    where: { id: endpoint.id },
-    data: {
-      ...(checked.url !== undefined ? { url: checked.url, ...CLEAN_HEALTH } : {}),
-      ...(checked.eventTypes !== undefined ? { eventTypes: checked.eventTypes } : {}),
-      ...(checked.payloadFormat !== undefined ? { payloadFormat: checked.payloadFormat } : {}),
-    },
+  return deps.db.$transaction(async (tx) => {
+    const endpoint = await ownEndpoint(tx, accountId, endpointId)
+    const updated = await tx.webhookEndpoint.update({
+      where: { id: endpoint.id },
+      data: {
+        ...(checked.url !== undefined ? { url: checked.url, ...CLEAN_HEALTH } : {}),
+        ...(checked.eventTypes !== undefined ? { eventTypes: checked.eventTypes } : {}),
+        ...(checked.payloadFormat !== undefined ? { payloadFormat: checked.payloadFormat } : {}),
+      },
+    })
+    if (audit)
+      await recordAudit(
+        tx,
+        entry(audit, accountId, 'webhook.endpoint.update', updated.url, {
+          endpointId: updated.id,
+          url: checked.url ?? null,
+          eventTypes: checked.eventTypes === undefined ? null : eventTypesOf(checked.eventTypes),
+          payloadFormat: checked.payloadFormat ?? null,
+        }),
+      )
+    return updated
   })
 }
 
 /** Removes an endpoint; its pending deliveries fail at their next attempt and stay in the log. */
-export async function deleteEndpoint({ db }: Pick<Deps, 'db'>, accountId: string, endpointId: string) {
-  const endpoint = await ownEndpoint(db, accountId, endpointId)
-  const { count } = await db.webhookEndpoint.deleteMany({ where: { id: endpoint.id, accountId } })
-  if (!count) throw notFound('Webhook endpoint')
-  return endpoint
+export async function deleteEndpoint({ db }: Pick<Deps, 'db'>, accountId: string, endpointId: string, audit?: ChangeAudit) {
+  return db.$transaction(async (tx) => {
+    const endpoint = await ownEndpoint(tx, accountId, endpointId)
+    const { count } = await tx.webhookEndpoint.deleteMany({ where: { id: endpoint.id, accountId } })
+    if (!count) throw notFound('Webhook endpoint')
+    if (audit) await recordAudit(tx, entry(audit, accountId, 'webhook.endpoint.delete', endpoint.url, { endpointId: endpoint.id }))
+    return endpoint
+  })
 }
 
 /**
@@ -121,21 +176,24 @@ export async function deleteEndpoint({ db }: Pick<Deps, 'db'>, accountId: string
  * (every event type, the legacy body) when the account has none. An existing secret is kept so
  * receivers keep verifying; a disabled or paused endpoint is enabled again with a clean record.
  */
-export async function setWebhook(deps: Pick<Deps, 'db' | 'env'>, accountId: string, rawUrl: string) {
+export async function setWebhook(deps: Pick<Deps, 'db' | 'env'>, accountId: string, rawUrl: string, audit?: ChangeAudit) {
   const { url } = await checkedInput(deps, { url: rawUrl })
   return deps.db.$transaction(async (tx) => {
     await lockAccount(tx, accountId)
     const existing = await defaultEndpoint(tx, accountId)
-    if (existing) return tx.webhookEndpoint.update({ where: { id: existing.id }, data: { url: url!, ...CLEAN_HEALTH } })
-    return tx.webhookEndpoint.create({
-      data: {
-        accountId,
-        url: url!,
-        secret: newWebhookSecret(),
-        eventTypes: storedEventTypes(WEBHOOK_EVENT_TYPES),
-        payloadFormat: 'legacy',
-      },
-    })
+    const endpoint = existing
+      ? await tx.webhookEndpoint.update({ where: { id: existing.id }, data: { url: url!, ...CLEAN_HEALTH } })
+      : await tx.webhookEndpoint.create({
+          data: {
+            accountId,
+            url: url!,
+            secret: newWebhookSecret(),
+            eventTypes: storedEventTypes(WEBHOOK_EVENT_TYPES),
+            payloadFormat: 'legacy',
+          },
+        })
+    if (audit) await recordAudit(tx, entry(audit, accountId, 'webhook.set', endpoint.url, { endpointId: endpoint.id }))
+    return endpoint
   })
 }
 
@@ -155,19 +213,25 @@ export async function rotateWebhookSecret(
   accountId: string,
   overlapHours: number = DEFAULT_OVERLAP_HOURS,
   endpointId?: string | null,
+  audit?: ChangeAudit,
 ) {
   if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_OVERLAP_HOURS) {
     throw validationError([{ field: 'overlapHours', message: `A whole number of hours from 0 to ${MAX_OVERLAP_HOURS}` }])
   }
-  const existing = await endpointOrDefault(db, accountId, endpointId)
   const until = new Date(clock.now().getTime() + overlapHours * 3_600_000)
-  return db.webhookEndpoint.update({
-    where: { id: existing.id },
-    data: {
-      secret: newWebhookSecret(),
-      previousSecret: overlapHours > 0 ? existing.secret : null,
-      previousSecretUntil: overlapHours > 0 ? until : null,
-    },
+  return db.$transaction(async (tx) => {
+    const existing = await endpointOrDefault(tx, accountId, endpointId)
+    const endpoint = await tx.webhookEndpoint.update({
+      where: { id: existing.id },
+      data: {
+        secret: newWebhookSecret(),
+        previousSecret: overlapHours > 0 ? existing.secret : null,
+        previousSecretUntil: overlapHours > 0 ? until : null,
+      },
+    })
+    if (audit)
+      await recordAudit(tx, entry(audit, accountId, 'webhook.rotate_secret', endpoint.url, { endpointId: endpoint.id, overlapHours }))
+    return endpoint
   })
 }
 
@@ -207,11 +271,14 @@ export async function sendTestEvent({ db, clock }: Pick<Deps, 'db' | 'clock'>, a
  * Removes the account's default endpoint (the next oldest, if any, becomes the default); its
  * pending deliveries fail at their next attempt and stay pollable.
  */
-export async function removeWebhook({ db }: Pick<Deps, 'db'>, accountId: string) {
-  const existing = await defaultEndpoint(db, accountId)
-  if (!existing) throw notFound('Webhook')
-  const { count } = await db.webhookEndpoint.deleteMany({ where: { id: existing.id } })
-  if (!count) throw notFound('Webhook')
+export async function removeWebhook({ db }: Pick<Deps, 'db'>, accountId: string, audit?: ChangeAudit) {
+  await db.$transaction(async (tx) => {
+    const existing = await defaultEndpoint(tx, accountId)
+    if (!existing) throw notFound('Webhook')
+    const { count } = await tx.webhookEndpoint.deleteMany({ where: { id: existing.id } })
+    if (!count) throw notFound('Webhook')
+    if (audit) await recordAudit(tx, entry(audit, accountId, 'webhook.remove', existing.url, { endpointId: existing.id }))
+  })
 }
 
 /** What sending a delivery again resets: a new round of the retry schedule, from now. */
@@ -252,6 +319,7 @@ export async function recoverFailedDeliveries(
   accountId: string,
   since: Date,
   endpointId?: string | null,
+  audit?: ChangeAudit,
 ) {
   if (Number.isNaN(since.getTime())) throw validationError([{ field: 'since', message: 'a date-time' }])
   const now = clock.now()
@@ -278,6 +346,15 @@ export async function recoverFailedDeliveries(
     // In chunks: SQLite binds at most 32,766 values a statement.
     for (let i = 0; i < ids.length; i += 1000)
       await tx.webhookDelivery.updateMany({ where: { id: { in: ids.slice(i, i + 1000) }, state: 'failed' }, data: again(now) })
+    if (audit)
+      await recordAudit(
+        tx,
+        entry(audit, accountId, 'webhook.deliveries.recover', null, {
+          since: since.toISOString(),
+          endpointId: endpoint?.id ?? null,
+          recovered: ids.length,
+        }),
+      )
     return { ids, more: picked.length > MAX_RECOVERED }
   })
 }

@@ -1,11 +1,11 @@
 import { builder } from '../builder.js'
 import { orderByEnum } from '../order-by.js'
 import { auditSource } from '../audit-source.js'
-import { recordAudit } from '../../audit/record-audit.js'
 import { DateTimeRangeInput, DeletedPayload } from './common.js'
 import { prismaConnection } from '../connections.js'
 import { newestFirst, type KeysetOrder } from '../keyset.js'
 import { listFilterWhere } from '../list-filters.js'
+import { isStorableText } from '../../messaging/input-rules.js'
 import { Repeater } from 'graphql-yoga'
 import {
   createEndpoint,
@@ -205,6 +205,7 @@ const DeliveryFilterInput = builder.inputType('WebhookDeliveryFilter', {
   fields: (t) => ({
     state: t.field({ type: [WebhookDeliveryState], description: 'Only deliveries in one of these states (at least one).' }),
     createdAt: t.field({ type: DateTimeRangeInput, description: 'Only deliveries created (queued) within this span.' }),
+    endpointId: t.id({ description: "Only deliveries to this endpoint (another account's endpoint matches none)." }),
   }),
 })
 
@@ -212,14 +213,30 @@ const DeliveryFilterInput = builder.inputType('WebhookDeliveryFilter', {
 function deliveryWhere(
   accountId: string,
   state: string | null | undefined,
-  filter: { state?: readonly string[] | null; createdAt?: { from?: Date | null; before?: Date | null } | null } | null | undefined,
+  filter:
+    | {
+        state?: readonly string[] | null
+        createdAt?: { from?: Date | null; before?: Date | null } | null
+        endpointId?: string | number | null
+      }
+    | null
+    | undefined,
 ) {
   const conditions = listFilterWhere({
     argument: 'filter',
     set: { field: 'state', column: 'state', values: filter?.state },
     range: { field: 'createdAt', column: 'createdAt', value: filter?.createdAt },
   })
-  return { accountId, ...(state ? { state } : {}), AND: conditions }
+  const endpointId = filter?.endpointId
+  return {
+    accountId,
+    ...(state ? { state } : {}),
+    // An id that no row could hold (a NUL byte: PostgreSQL refuses to compare it) matches none.
+    ...(endpointId !== null && endpointId !== undefined
+      ? { endpointId: isStorableText(String(endpointId)) ? String(endpointId) : { in: [] } }
+      : {}),
+    AND: conditions,
+  }
 }
 
 builder.queryFields((t) => ({
@@ -326,8 +343,7 @@ builder.mutationFields((t) => ({
     args: { url: t.arg.string({ required: true, description: 'A public http(s) URL.' }) },
     resolve: async (_root, { url }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await setWebhook(ctx.deps, source.accountId, url)
-      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.set', target: endpoint.url, details: { endpointId: endpoint.id } })
+      const endpoint = await setWebhook(ctx.deps, source.accountId, url, source)
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
@@ -338,13 +354,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: WebhookEndpointInput, required: true, description: 'The endpoint.' }) },
     resolve: async (_root, { input }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await createEndpoint(ctx.deps, source.accountId, input)
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.endpoint.create',
-        target: endpoint.url,
-        details: { endpointId: endpoint.id, eventTypes: input.eventTypes ?? null, payloadFormat: input.payloadFormat ?? null },
-      })
+      const endpoint = await createEndpoint(ctx.deps, source.accountId, input, source)
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
@@ -358,22 +368,17 @@ builder.mutationFields((t) => ({
     },
     resolve: async (query, _root, { id, input }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await updateEndpoint(ctx.deps, source.accountId, String(id), {
-        ...(input.url !== null && input.url !== undefined ? { url: input.url } : {}),
-        eventTypes: input.eventTypes,
-        payloadFormat: input.payloadFormat,
-      })
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.endpoint.update',
-        target: endpoint.url,
-        details: {
-          endpointId: endpoint.id,
-          url: input.url ?? null,
-          eventTypes: input.eventTypes ?? null,
-          payloadFormat: input.payloadFormat ?? null,
+      const endpoint = await updateEndpoint(
+        ctx.deps,
+        source.accountId,
+        String(id),
+        {
+          ...(input.url !== null && input.url !== undefined ? { url: input.url } : {}),
+          eventTypes: input.eventTypes,
+          payloadFormat: input.payloadFormat,
         },
-      })
+        source,
+      )
       return ctx.deps.db.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id: endpoint.id } })
     },
   }),
@@ -385,13 +390,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true, description: 'The endpoint id.' }) },
     resolve: async (_root, { id }, ctx) => {
       const source = await auditSource(ctx)
-      const endpoint = await deleteEndpoint(ctx.deps, source.accountId, String(id))
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.endpoint.delete',
-        target: endpoint.url,
-        details: { endpointId: endpoint.id },
-      })
+      const endpoint = await deleteEndpoint(ctx.deps, source.accountId, String(id), source)
       return { deletedId: endpoint.id }
     },
   }),
@@ -411,12 +410,8 @@ builder.mutationFields((t) => ({
         accountId,
         since,
         endpointId === null || endpointId === undefined ? null : String(endpointId),
+        source,
       )
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.deliveries.recover',
-        details: { since: since.toISOString(), endpointId: endpointId ?? null, recovered: result.ids.length },
-      })
       for (let i = 0; i < result.ids.length; i += MAX_EVENT_DELIVERY_IDS)
         await publishQuietly(ctx.deps, TOPIC.webhookDelivery, {
           accountId,
@@ -444,13 +439,8 @@ builder.mutationFields((t) => ({
         source.accountId,
         overlapHours ?? DEFAULT_OVERLAP_HOURS,
         endpointId === null || endpointId === undefined ? null : String(endpointId),
+        source,
       )
-      await recordAudit(ctx.deps.db, {
-        ...source,
-        action: 'webhook.rotate_secret',
-        target: endpoint.url,
-        details: { endpointId: endpoint.id, overlapHours: overlapHours ?? DEFAULT_OVERLAP_HOURS },
-      })
       return { endpointId: endpoint.id, secret: endpoint.secret }
     },
   }),
@@ -475,8 +465,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, _args, ctx) => {
       const source = await auditSource(ctx)
       const accountId = source.accountId
-      await removeWebhook(ctx.deps, accountId)
-      await recordAudit(ctx.deps.db, { ...source, action: 'webhook.remove' })
+      await removeWebhook(ctx.deps, accountId, source)
       return { deletedId: accountId }
     },
   }),
