@@ -190,39 +190,39 @@ interface Case {
 
 function cases(n: number): Record<string, Case> {
   const last = n / 25
-  const gql = (query: string): Case => ({ path: '/graphql', query })
+  const ask = (query: string): Case => ({ path: '/graphql', query })
   const window = { from: new Date((START + n / 2) * 1000).toISOString(), before: new Date((START + n / 2 + 3600) * 1000).toISOString() }
   const out: Record<string, Case> = {}
   for (const order of ['NAME_ASC', 'MOBILE_ASC', 'CREATED_AT_ASC', 'UPDATED_AT_ASC'])
     for (const page of [1, last])
-      out[`contacts ${order}, page ${page === 1 ? '1' : 'last'}`] = gql(
+      out[`contacts ${order}, page ${page === 1 ? '1' : 'last'}`] = ask(
         `query { contacts(page: ${page}, perPage: 25, orderBy: ${order}) { pageInfo { total } nodes { id firstName mobile } } }`,
       )
   for (const order of ['SIZE_ASC', 'SIZE_DESC'])
-    out[`groups ${order}, page 1`] = gql(
+    out[`groups ${order}, page 1`] = ask(
       `query { groups(page: 1, perPage: 25, orderBy: ${order}) { pageInfo { total } nodes { id name } } }`,
     )
-  out['messagesConnection SENT_AT_DESC, first 25 + totalCount'] = gql(
+  out['messagesConnection SENT_AT_DESC, first 25 + totalCount'] = ask(
     `query { messagesConnection(first: 25) { totalCount edges { node { id status } } pageInfo { hasNextPage } } }`,
   )
-  out['messagesConnection STATUS_ASC, first 25'] = gql(
+  out['messagesConnection STATUS_ASC, first 25'] = ask(
     `query { messagesConnection(first: 25, orderBy: STATUS_ASC) { edges { node { id status } } pageInfo { hasNextPage } } }`,
   )
-  out['messagesConnection, sentAt: one hour'] = gql(
+  out['messagesConnection, sentAt: one hour'] = ask(
     `query { messagesConnection(first: 25, filter: { sentAt: { from: "${window.from}", before: "${window.before}" } }) { edges { node { id status } } pageInfo { hasNextPage } } }`,
   )
-  out['messagesConnection, status: [UNDELIV]'] = gql(
+  out['messagesConnection, status: [UNDELIV]'] = ask(
     `query { messagesConnection(first: 25, filter: { status: [UNDELIV] }) { edges { node { id status } } pageInfo { hasNextPage } } }`,
   )
   for (const order of ['CREATED_AT_ASC', 'CREATED_AT_DESC'])
-    out[`webhookDeliveriesConnection ${order}, first 25`] = gql(
+    out[`webhookDeliveriesConnection ${order}, first 25`] = ask(
       `query { webhookDeliveriesConnection(first: 25, orderBy: ${order}) { edges { node { id createdAt } } pageInfo { hasNextPage } } }`,
     )
-  out['auditEvents, first 25'] = gql(`query { auditEvents(first: 25) { edges { node { id action at } } pageInfo { hasNextPage } } }`)
+  out['auditEvents, first 25'] = ask(`query { auditEvents(first: 25) { edges { node { id action at } } pageInfo { hasNextPage } } }`)
   out['REST GET /api/contacts page 1'] = { path: '/api/contacts?page=1' }
   out['REST GET /api/contacts last page'] = { path: `/api/contacts?page=${last}` }
   out['sendSms (GraphQL)'] = {
-    ...gql(`mutation { sendSms(input: { to: "+254700000001", message: "Bench" }) { id status } }`),
+    ...ask(`mutation { sendSms(input: { to: "+254700000001", message: "Bench" }) { id status } }`),
     writes: true,
   }
   out['POST /api/sms/send'] = { path: '/api/sms/send', body: { mobile: '+254700000001', message: 'Bench' }, writes: true }
