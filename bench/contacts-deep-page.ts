@@ -30,7 +30,7 @@ import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
 import { contactKeys } from '../src/messaging/contacts.js'
-import { benchServiceEnv, startChild } from './peers/processes.js'
+import { benchServiceEnv, measuringEnv, startChild } from './peers/processes.js'
 import { median } from './harness.js'
 import { fakeContact, RARE, seedContacts } from './peers/seed.js'
 import { CONTACT_ORDERS } from '../src/messaging/contact-orders.js'
@@ -48,6 +48,10 @@ const SAMPLES = Number(process.env.DEEP_PAGE_SAMPLES ?? 21)
 /** Rounds over the cases that write nothing before the first measured request (DEEP_PAGE_WARM). */
 const WARM_ROUNDS = Number(process.env.DEEP_PAGE_WARM ?? 30)
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/test'
+/** Which databases to measure (DEEP_PAGE_TARGETS, default both): `sqlite`, `postgresql`. */
+const TARGETS = (process.env.DEEP_PAGE_TARGETS ?? 'sqlite,postgresql').split(',').map((t) => t.trim())
+/** PostgreSQL measured as seeded too, before its VACUUM (DEEP_PAGE_PG_AS_SEEDED=0: only after). */
+const PG_AS_SEEDED = process.env.DEEP_PAGE_PG_AS_SEEDED !== '0'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim()
 
@@ -94,9 +98,10 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
     `service (${db})`,
     (port) => ({
       args: ['--import', 'tsx', 'src/process/server.ts'],
-      env: benchServiceEnv({ env: {} }, url, port),
+      env: { ...benchServiceEnv({ env: {} }, url, port), ...measuringEnv() },
     }),
     root,
+    { keepWarnings: true },
   )
   try {
     const n = (x: number) => x.toLocaleString('en')
@@ -224,8 +229,9 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
     for (let round = 0; round < WARM_ROUNDS; round++)
       for (const c of warm) {
         const res = await send(c)
-        await res.arrayBuffer()
-        if (res.status !== 200) throw new Error(`${c.path}: ${res.status} while warming`)
+        const text = await res.text()
+        if (res.status !== 200)
+          throw new Error(`${c.path}: ${res.status} while warming: ${text.slice(0, 500)}\nthe service's log:\n${service.warnings()}`)
       }
     console.log(
       `${db}: ${WARM_ROUNDS} rounds of ${warm.length} requests to warm the service, ${((performance.now() - warmStarted) / 1000).toFixed(1)} s`,
@@ -249,7 +255,9 @@ async function measure(db: string, url: string, { apiKey, groupId, adds }: Seede
             ? [pageOf.pageInfo.total, pageOf.nodes.length]
             : [connection?.totalCount, connection?.edges.length]
         if (res.status !== 200 || total !== c.total || rows !== 25) {
-          throw new Error(`${c.path}: ${res.status}, total ${total} (expected ${c.total}), ${rows} rows`)
+          throw new Error(
+            `${c.path}: ${res.status}, total ${total} (expected ${c.total}), ${rows} rows: ${JSON.stringify(json).slice(0, 500)}\nthe service's log:\n${service.warnings()}`,
+          )
         }
       }
       times.sort((a, b) => a - b)
@@ -302,22 +310,25 @@ const pgUrl = new URL(PG_URL)
 pgUrl.searchParams.set('schema', schema)
 let pgUsed = false
 try {
-  const sqliteUrl = `file:${join(dir, 'deep.db')}`
-  const lite = await seed(sqliteUrl)
-  console.log(`SQLite seeded; ${uptime()}`)
-  await measure('SQLite', sqliteUrl, lite, WRITES)
-  try {
-    const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 })
-    await probe.connect()
-    await probe.end()
-    pgUsed = true
-  } catch (error) {
-    console.log(`PostgreSQL at ${PG_URL} is unreachable (${(error as Error).message}): PostgreSQL skipped`)
+  if (TARGETS.includes('sqlite')) {
+    const sqliteUrl = `file:${join(dir, 'deep.db')}`
+    const lite = await seed(sqliteUrl)
+    console.log(`SQLite seeded; ${uptime()}`)
+    await measure('SQLite', sqliteUrl, lite, WRITES)
   }
+  if (TARGETS.includes('postgresql'))
+    try {
+      const probe = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 })
+      await probe.connect()
+      await probe.end()
+      pgUsed = true
+    } catch (error) {
+      console.log(`PostgreSQL at ${PG_URL} is unreachable (${(error as Error).message}): PostgreSQL skipped`)
+    }
   if (pgUsed) {
     const pgSeed = await seed(pgUrl.toString())
     console.log(`PostgreSQL seeded; ${uptime()}`)
-    await measure('PostgreSQL, no VACUUM yet', pgUrl.toString(), pgSeed)
+    if (PG_AS_SEEDED) await measure('PostgreSQL, no VACUUM yet', pgUrl.toString(), pgSeed)
     const client = new pg.Client({ connectionString: PG_URL })
     await client.connect()
     await client.query(`VACUUM ANALYZE "${schema}"."Contact", "${schema}"."Membership"`)

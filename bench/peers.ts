@@ -1,6 +1,6 @@
 // npm run bench -- peers: the measuring stick of issue 8 ("every database path at the speed of its SQL").
 // The service (src/process/server.ts as shipped) against peers measured side by side in one run, on the
-// same data, answering the same JSON: a hand-written node:http server with hand-written SQL
+// same data, answering the same JSON: a hand-written fastify server with hand-written SQL
 // (bench/peers/hand-server.ts), PostGraphile 5 and 4, and a fixed-body node:http server. Every server is
 // its own child process (CPU time and peak RSS read from /proc); autocannon runs in this process.
 // See bench/README.md. PEERS_SECONDS (10), PEERS_ROUNDS (1), PEERS_SAMPLES (21), PEERS_WRITES (2),
@@ -186,8 +186,25 @@ const median = (values: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
 }
 
+/**
+ * fetch, once more when a kept-alive connection was reset before any answer (the server closed it
+ * as idle while the request went out: a race that a loaded machine widens), for requests that
+ * change nothing. A server that died fails the second try too.
+ */
+async function fetchReading(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init)
+  } catch (error) {
+    const code = ((error as Error).cause as { code?: string } | undefined)?.code
+    const readOnly = !init.body || /^\{"query":"\s*(query\b|\{)/.test(String(init.body))
+    if (code !== 'ECONNRESET' || !readOnly) throw error
+    console.log(`    ${url}: connection reset before an answer (${code}); asking again`)
+    return fetch(url, init)
+  }
+}
+
 async function getJson(url: string, apiKey?: string): Promise<unknown> {
-  const res = await fetch(url, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} })
+  const res = await fetchReading(url, { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} })
   const text = await res.text()
   if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${text.slice(0, 300)}`)
   return JSON.parse(text)
@@ -195,7 +212,7 @@ async function getJson(url: string, apiKey?: string): Promise<unknown> {
 
 async function postJson(url: string, body: unknown, apiKey?: string): Promise<{ status: number; json: unknown; ms: number }> {
   const started = performance.now()
-  const res = await fetch(url, {
+  const res = await fetchReading(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
     body: JSON.stringify(body),

@@ -1,12 +1,13 @@
-// The hand-written peer of issue 8: node:http + better-sqlite3 / pg, hand-written SQL over the
-// service's own tables (created by its migrations). It answers the same JSON as the service for
+// The hand-written peer of issue 8: fastify + better-sqlite3 / fastify + pg, hand-written SQL over
+// the service's own tables (created by its migrations), what an integrator would write instead of
+// the service. It answers the same JSON as the service for
 //   GET  /api/contacts?page=&perPage=&search=
 //   POST /api/contact/group/:id/add-contacts
 // with the same key check (look the key up by its prefix, compare SHA-256 in constant time).
 // Usage: node --import tsx bench/peers/hand-server.ts <port> <DATABASE_URL>
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import Database from 'better-sqlite3'
+import Fastify, { type FastifyReply } from 'fastify'
 import pg from 'pg'
 import { parseDatabaseUrl } from '../../src/db/connection-url.js'
 import { normalizeMobile } from '../../src/messaging/mobile.js'
@@ -219,35 +220,33 @@ async function authenticate(store: Store, header: string | undefined): Promise<s
   return row.accountId
 }
 
-function send(res: ServerResponse, status: number, body: unknown) {
-  const text = JSON.stringify(body)
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
-  res.end(text)
+/** A JSON answer: fastify serializes the object (JSON.stringify) with `application/json; charset=utf-8`. */
+const send = (reply: FastifyReply, status: number, body: unknown) => reply.code(status).send(body)
+
+const invalid = (reply: FastifyReply, field: string, message: string) =>
+  send(reply, 422, { error: 'The request is not valid', code: 'VALIDATION_FAILED', details: [{ field, message }] })
+
+/** A query parameter as URLSearchParams.get reads it: the first of repeated ones, null when absent. */
+type Query = Record<string, string | string[] | undefined>
+const param = (query: Query, name: string): string | null => {
+  const value = query[name]
+  return (Array.isArray(value) ? value[0] : value) ?? null
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  for await (const chunk of req) chunks.push(chunk as Buffer)
-  return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-}
-
-const invalid = (res: ServerResponse, field: string, message: string) =>
-  send(res, 422, { error: 'The request is not valid', code: 'VALIDATION_FAILED', details: [{ field, message }] })
-
-async function contactsPage(store: Store, accountId: string, url: URL, res: ServerResponse) {
+async function contactsPage(store: Store, accountId: string, query: Query, reply: FastifyReply) {
   const int = (name: string, fallback: number) => {
-    const raw = url.searchParams.get(name)
+    const raw = param(query, name)
     if (raw === null || raw === '') return fallback
     return /^\d+$/.test(raw.trim()) && Number(raw) >= 1 ? Number(raw) : NaN
   }
   const page = int('page', 1)
   const perPage = Math.min(int('perPage', 25), 100)
-  if (Number.isNaN(page)) return invalid(res, 'page', 'page must be a whole number from 1')
-  if (Number.isNaN(perPage)) return invalid(res, 'perPage', 'perPage must be a whole number from 1')
-  const search = url.searchParams.get('search') ?? ''
+  if (Number.isNaN(page)) return invalid(reply, 'page', 'page must be a whole number from 1')
+  if (Number.isNaN(perPage)) return invalid(reply, 'perPage', 'perPage must be a whole number from 1')
+  const search = param(query, 'search') ?? ''
   const skipped = (page - 1) * perPage
   const { total, rows } = await store.page(accountId, searchKey(search.trim()), perPage, skipped)
-  send(res, 200, {
+  return send(reply, 200, {
     data: rows.map((c) => ({
       uuid: c.id,
       first_name: c.firstName,
@@ -262,49 +261,53 @@ async function contactsPage(store: Store, accountId: string, url: URL, res: Serv
   })
 }
 
-async function addContacts(store: Store, accountId: string, groupId: string, req: IncomingMessage, res: ServerResponse) {
-  const body = (await readJson(req)) as { contacts?: unknown }
-  if (!Array.isArray(body?.contacts) || body.contacts.length === 0 || body.contacts.length > 10_000) {
-    return invalid(res, 'contacts', 'contacts must be an array of 1 to 10000 contacts')
+async function addContacts(store: Store, accountId: string, groupId: string, body: unknown, reply: FastifyReply) {
+  const sent = body as { contacts?: unknown } | null
+  if (!Array.isArray(sent?.contacts) || sent.contacts.length === 0 || sent.contacts.length > 10_000) {
+    return invalid(reply, 'contacts', 'contacts must be an array of 1 to 10000 contacts')
   }
   // Several items with one mobile are one contact, later fields winning (as the service does).
   const contacts = new Map<string, Record<string, string | null>>()
-  for (const [i, item] of (body.contacts as Record<string, unknown>[]).entries()) {
+  for (const [i, item] of (sent.contacts as Record<string, unknown>[]).entries()) {
     const mobile = typeof item?.mobile === 'string' || typeof item?.mobile === 'number' ? normalizeMobile(String(item.mobile), 'KE') : null
-    if (!mobile) return invalid(res, `contacts[${i}].mobile`, 'mobile is not a valid mobile number')
+    if (!mobile) return invalid(reply, `contacts[${i}].mobile`, 'mobile is not a valid mobile number')
     if (typeof item.first_name !== 'string' || !item.first_name.trim())
-      return invalid(res, `contacts[${i}].first_name`, 'first_name is required')
+      return invalid(reply, `contacts[${i}].first_name`, 'first_name is required')
     const fields: Record<string, string | null> = { firstName: item.first_name.trim() }
     for (const [legacy, column] of Object.entries(TEXT_FIELDS)) {
       const value = item[legacy]
       if (value === undefined) continue
-      if (value !== null && typeof value !== 'string') return invalid(res, `contacts[${i}].${legacy}`, `${legacy} must be a string`)
+      if (value !== null && typeof value !== 'string') return invalid(reply, `contacts[${i}].${legacy}`, `${legacy} must be a string`)
       fields[column] = value === null ? (column === 'familyName' || column === 'gender' ? '' : null) : value.trim()
     }
     contacts.set(mobile, { ...contacts.get(mobile), ...fields })
   }
-  if (!(await store.addContacts(accountId, groupId, contacts))) return send(res, 404, { error: 'Group not found', code: 'NOT_FOUND' })
-  send(res, 200, { status: 'successful' })
+  if (!(await store.addContacts(accountId, groupId, contacts))) return send(reply, 404, { error: 'Group not found', code: 'NOT_FOUND' })
+  return send(reply, 200, { status: 'successful' })
 }
 
 const [portArg, databaseUrl] = process.argv.slice(2)
 if (!portArg || !databaseUrl) throw new Error('usage: hand-server.ts <port> <DATABASE_URL>')
 const target = parseDatabaseUrl(databaseUrl)
 const store = target.kind === 'sqlite' ? sqliteStore(target.file!) : postgresStore(target.connectionString!, target.schema!)
-const ADD = /^\/api\/contact\/group\/([^/]+)\/add-contacts\/?$/
 
-createServer((req, res) => {
-  const url = new URL(req.url ?? '/', 'http://peer')
-  void (async () => {
-    if (url.pathname === '/healthz') return send(res, 200, { status: 'ok' })
-    const accountId = await authenticate(store, req.headers.authorization)
-    if (!accountId) return send(res, 401, { error: 'A valid API key is required', code: 'UNAUTHENTICATED' })
-    if (req.method === 'GET' && url.pathname === '/api/contacts') return contactsPage(store, accountId, url, res)
-    const add = req.method === 'POST' && ADD.exec(url.pathname)
-    if (add) return addContacts(store, accountId, decodeURIComponent(add[1]!), req, res)
-    send(res, 404, { error: `No route for ${url.pathname}`, code: 'NOT_FOUND' })
-  })().catch((error: Error) => {
-    console.error(error)
-    if (!res.headersSent) send(res, 500, { error: error.message, code: 'INTERNAL' })
-  })
-}).listen(Number(portArg), '127.0.0.1')
+// 10,000 contacts of add-contacts are about a megabyte of JSON, fastify's default limit.
+const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024 })
+app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
+  console.error(error)
+  const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500
+  return send(reply, status, { error: error.message, code: status === 500 ? 'INTERNAL' : 'BAD_REQUEST' })
+})
+app.setNotFoundHandler((request, reply) => send(reply, 404, { error: `No route for ${request.url.split('?')[0]}`, code: 'NOT_FOUND' }))
+app.get('/healthz', (_request, reply) => send(reply, 200, { status: 'ok' }))
+app.get('/api/contacts', async (request, reply) => {
+  const accountId = await authenticate(store, request.headers.authorization)
+  if (!accountId) return send(reply, 401, { error: 'A valid API key is required', code: 'UNAUTHENTICATED' })
+  return contactsPage(store, accountId, request.query as Query, reply)
+})
+app.post<{ Params: { id: string } }>('/api/contact/group/:id/add-contacts', async (request, reply) => {
+  const accountId = await authenticate(store, request.headers.authorization)
+  if (!accountId) return send(reply, 401, { error: 'A valid API key is required', code: 'UNAUTHENTICATED' })
+  return addContacts(store, accountId, request.params.id, request.body, reply)
+})
+await app.listen({ port: Number(portArg), host: '127.0.0.1' })
