@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { Agent as HttpAgent } from 'node:http'
-import { Agent as HttpsAgent } from 'node:https'
-import got, { type OptionsInit } from 'got'
+import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
+import https from 'node:https'
 import type { Deps } from '../deps.js'
 import { directTimestamp } from '../db/client.js'
 import { Prisma, type WebhookEndpoint } from '../generated/sqlite/client.js'
@@ -18,7 +17,7 @@ import { MAX_EVENT_DELIVERY_IDS, publishQuietly, TOPIC, type WebhookDeliveryEven
 export const LEASE_MS = 60_000
 export const TIMEOUT_MS = 10_000
 
-const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) }
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) }
 
 export interface DispatchOptions {
   /** Names this dispatcher in claims (instance id). */
@@ -318,16 +317,13 @@ async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeou
   const sent = { ...base, url: endpoint.url, requestHeaders: headerLines(Object.entries(headers)) }
   const started = performance.now()
   try {
-    const response = await postBounded(endpoint.url, {
-      body: delivery.body,
+    const response = await postBounded(
+      endpoint.url,
+      delivery.body,
       headers,
-      timeout: { request: timeoutMs },
-      followRedirect: false,
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-      dnsLookup: guardedLookup(deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
-      agent: agents,
-    })
+      timeoutMs,
+      guardedLookup(deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
+    )
     const statusCode = response.statusCode
     const ok = statusCode >= 200 && statusCode < 300
     const kept = keptAnswer(response)
@@ -383,42 +379,67 @@ interface Answer {
 /**
  * POSTs and resolves with the status, the headers and the start of the body once the body has
  * ended, MAX_RESPONSE_BYTES were read (the connection is then cut), or the request's time ran out
- * after the status had come (the answer counts; the body is what came). got's promise API would
- * buffer the whole body, however large: a receiver that streamed a gigabyte took the server's
- * memory with it.
+ * after the status had come (the answer counts; the body is what came). Before the status, the
+ * time running out rejects with ETIMEDOUT. node:http itself, not a client library: redirects are
+ * not followed, nothing is retried, the body is never decompressed (no accept-encoding is sent),
+ * and what a library adds per request (got merged its options and wrapped the socket's stream for
+ * every POST) cost more CPU than the rest of the dispatcher (docs/performance.md). The module's
+ * `request` is looked up at each call, so that the HTTP instrumentation's patch (traces on) applies.
  */
-function postBounded(url: string, options: OptionsInit): Promise<Answer> {
+function postBounded(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  lookup: ReturnType<typeof guardedLookup>,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const stream = got.stream.post(url, { ...options, isStream: true })
+    const secure = url.startsWith('https:')
+    const requestHeaders: OutgoingHttpHeaders = { ...headers, 'content-length': Buffer.byteLength(body) }
+    const options = { method: 'POST', headers: requestHeaders, agent: secure ? agents.https : agents.http, lookup }
+    const request = secure ? https.request(url, options) : http.request(url, options)
     const chunks: Buffer[] = []
     let kept = 0
     let read = 0
     let answer: Omit<Answer, 'body' | 'more'> | null = null
+    let settled = false
+    const timer = setTimeout(
+      () => request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      timeoutMs,
+    )
     const finish = (cut: boolean) => {
-      if (!answer) return
+      clearTimeout(timer)
+      if (settled || !answer) return
+      settled = true
       resolve({ ...answer, body: Buffer.concat(chunks), more: cut || read > kept })
-      answer = null
     }
-    stream.once('response', (response: Omit<Answer, 'body' | 'more'>) => {
-      answer = { statusCode: response.statusCode, headers: response.headers, rawHeaders: response.rawHeaders }
-      // Errors after the answer (a timeout while the body trickles in) end the read; the status counts.
-      stream.removeListener('error', reject)
-      stream.on('error', () => finish(true))
+    request.once('response', (response: IncomingMessage) => {
+      answer = { statusCode: response.statusCode ?? 0, headers: response.headers, rawHeaders: response.rawHeaders }
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length
+        if (kept < MAX_LOGGED_BODY_BYTES) {
+          const part = chunk.subarray(0, MAX_LOGGED_BODY_BYTES - kept)
+          chunks.push(part)
+          kept += part.length
+        }
+        if (read > MAX_RESPONSE_BYTES) {
+          finish(true)
+          response.destroy()
+        }
+      })
+      response.once('end', () => finish(false))
+      // Cut after the answer (the time ran out while the body trickled in, the receiver closed): the status counts.
+      response.once('close', () => finish(!response.complete))
+      response.on('error', () => finish(true))
     })
-    stream.on('data', (chunk: Buffer) => {
-      read += chunk.length
-      if (kept < MAX_LOGGED_BODY_BYTES) {
-        const part = chunk.subarray(0, MAX_LOGGED_BODY_BYTES - kept)
-        chunks.push(part)
-        kept += part.length
-      }
-      if (read > MAX_RESPONSE_BYTES) {
-        finish(true)
-        stream.destroy()
-      }
+    request.on('error', (error) => {
+      if (answer) return finish(true)
+      clearTimeout(timer)
+      if (settled) return
+      settled = true
+      reject(error)
     })
-    stream.once('end', () => finish(false))
-    stream.once('error', reject)
+    request.end(body)
   })
 }
 
