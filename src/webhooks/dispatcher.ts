@@ -612,7 +612,7 @@ function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
 
 /** Writes attempts and the deliveries' new states (and a 410's disabling) in one transaction. */
 async function recordOutcomes(
-  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'logger' | 'directTransaction'> & Partial<Pick<Deps, 'events'>>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'logger' | 'directRead' | 'directTransaction'> & Partial<Pick<Deps, 'events'>>,
   outcomes: Outcome[],
   options: DispatchOptions,
 ) {
@@ -637,10 +637,25 @@ async function recordOutcomes(
         SET "state" = 'delivered', "attempts" = "attempts" + 1, "attemptsTotal" = "attemptsTotal" + 1, "finishedAt" = ${at}, "leaseUntil" = NULL, "lastError" = NULL
         WHERE "id" IN (${Prisma.join(delivered.map((o) => o.delivery.id))})`
     : null
-  // The usual commit, every POST answered 2xx by a healthy endpoint: just these two statements,
-  // without Prisma's runtime (Database.directTransaction), whose CPU capped one instance's rate.
+  // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
+  const byAccount = new Map<string, string[]>()
+  for (const o of outcomes) {
+    const ids = byAccount.get(o.delivery.accountId)
+    if (ids) ids.push(o.delivery.id)
+    else byAccount.set(o.delivery.accountId, [o.delivery.id])
+  }
+  const events: WebhookDeliveryEvent[] = []
+  for (const [accountId, ids] of byAccount)
+    for (let i = 0; i < ids.length; i += MAX_EVENT_DELIVERY_IDS)
+      events.push({ accountId, deliveryIds: ids.slice(i, i + MAX_EVENT_DELIVERY_IDS) })
+  let published = false
+  // The usual commit, every POST answered 2xx by a healthy endpoint: without Prisma's runtime,
+  // whose CPU capped one instance's rate; on PostgreSQL one statement (deliveredAtOnce), on
+  // SQLite the two statements in one transaction (Database.directTransaction).
   const healthy = outcomes.every((o) => o.ok && !o.delivery.endpoint?.failures && !o.delivery.endpoint?.pausedUntil)
-  if (healthy)
+  const atOnce = healthy && markDelivered ? await deliveredAtOnce(deps, attempts, markDelivered, events) : null
+  if (atOnce) published = atOnce.published
+  else if (healthy)
     await deps.directTransaction(async (run) => {
       await run(attempts)
       if (markDelivered) await run(markDelivered)
@@ -688,21 +703,45 @@ async function recordOutcomes(
       }
     })
   for (const { accountId, endpointId, reason } of disabled) deps.logger.warn({ accountId, endpointId, reason }, 'webhook endpoint disabled')
-  // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
-  const byAccount = new Map<string, string[]>()
-  for (const o of outcomes) {
-    const ids = byAccount.get(o.delivery.accountId)
-    if (ids) ids.push(o.delivery.id)
-    else byAccount.set(o.delivery.accountId, [o.delivery.id])
-  }
-  const events: WebhookDeliveryEvent[] = []
-  for (const [accountId, ids] of byAccount)
-    for (let i = 0; i < ids.length; i += MAX_EVENT_DELIVERY_IDS)
-      events.push({ accountId, deliveryIds: ids.slice(i, i + MAX_EVENT_DELIVERY_IDS) })
   // Together rather than one round trip after another: the slots of these POSTs wait for this.
-  await Promise.all(events.map((event) => publishQuietly(deps, TOPIC.webhookDelivery, event)))
+  if (!published) await Promise.all(events.map((event) => publishQuietly(deps, TOPIC.webhookDelivery, event)))
   for (const o of outcomes.filter((o) => !o.ok))
     deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
+}
+
+/**
+ * PostgreSQL: the attempts' INSERT, the deliveries' UPDATE and the delivery log's NOTIFYs
+ * (EventBus.notification) as one statement, two data-modifying WITH queries and a SELECT of the
+ * notifications: one round trip, atomic on its own, where BEGIN, INSERT, UPDATE, COMMIT and a
+ * publish through Prisma were five (docs/performance.md). The other instances hear the events
+ * when it commits, this one's subscribers right after. null where it does not apply (SQLite,
+ * traces on: Database.directRead declines); the caller then writes and publishes its own way.
+ */
+async function deliveredAtOnce(
+  deps: Pick<Deps, 'dbKind' | 'directRead' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  attempts: Prisma.Sql,
+  delivered: Prisma.Sql,
+  events: WebhookDeliveryEvent[],
+): Promise<{ published: boolean } | null> {
+  if (deps.dbKind !== 'postgresql' || !deps.directRead) return null
+  const bus = deps.events
+  let notifications: { channel: string; text: string; deliverLocally(): void }[] | null = null
+  if (bus?.notification)
+    try {
+      notifications = events.map((event) => bus.notification!(TOPIC.webhookDelivery, event))
+    } catch (error) {
+      // As publishQuietly: an event that cannot be sent is logged, the record goes on without it.
+      deps.logger.warn({ err: error, topic: TOPIC.webhookDelivery }, 'live event not published')
+      notifications = []
+    }
+  const select = notifications?.length
+    ? Prisma.sql`SELECT pg_notify(n."channel", n."text")::text AS "sent"
+        FROM (VALUES ${Prisma.join(notifications.map((n) => Prisma.sql`(${n.channel}, ${n.text})`))}) AS n("channel", "text")`
+    : Prisma.sql`SELECT 1 AS "sent"`
+  const rows = await deps.directRead(Prisma.sql`WITH "attempts" AS (${attempts}), "delivered" AS (${delivered}) ${select}`)
+  if (!rows) return null
+  for (const n of notifications ?? []) n.deliverLocally()
+  return { published: notifications !== null }
 }
 
 /**
