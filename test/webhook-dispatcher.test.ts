@@ -4,8 +4,8 @@ import type { ServerResponse } from 'node:http'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { startReceiver } from './kit/receiver.js'
-import { createDispatcher } from '../src/webhooks/dispatcher.js'
-import { setWebhook } from '../src/webhooks/endpoints.js'
+import { claimDueDeliveries, createDispatcher } from '../src/webhooks/dispatcher.js'
+import { createEndpoint, setWebhook } from '../src/webhooks/endpoints.js'
 import { sentMessageRow } from './kit/seed.js'
 import { createPostgresBus } from '../src/events/postgres-bus.js'
 import { channelNameFor } from '../src/events/channel-name.js'
@@ -83,6 +83,55 @@ describe.each(targets)('the continuous webhook dispatcher on $name', (target) =>
       await receiver.close()
       // The next test counts every delivered delivery.
       if (accountId) await kit.db.webhookDelivery.deleteMany({ where: { accountId } })
+    }
+  })
+
+  // PostgreSQL claims in one statement (window functions, FOR UPDATE SKIP LOCKED), SQLite picks in
+  // code: both take the endpoints in turns, oldest first, within each endpoint's and account's room.
+  it('claims in turns over the endpoints, within what each endpoint and account has left', async () => {
+    const x = (await kit.seed().account()).account
+    const y = (await kit.seed().account()).account
+    const a = await createEndpoint(kit.deps, x.id, { url: 'http://127.0.0.1:9/a' })
+    const b = await createEndpoint(kit.deps, x.id, { url: 'http://127.0.0.1:9/b' })
+    const c = await createEndpoint(kit.deps, y.id, { url: 'http://127.0.0.1:9/c' })
+    const now = kit.deps.clock.now().getTime()
+    const row = (accountId: string, endpointId: string | null, name: string, secondsAgo: number) => ({
+      id: `msg_${name}${accountId.replaceAll('-', '').slice(0, 24)}`,
+      accountId,
+      endpointId,
+      body: '{}',
+      nextAttemptAt: new Date(now - secondsAgo * 1000),
+    })
+    await kit.db.webhookDelivery.createMany({
+      data: [
+        row(x.id, a.id, 'a1', 40),
+        row(x.id, a.id, 'a2', 39),
+        row(x.id, a.id, 'a3', 38),
+        row(x.id, null, 'n1', 35),
+        row(x.id, b.id, 'b1', 30),
+        row(x.id, b.id, 'b2', 29),
+        row(x.id, b.id, 'b3', 28),
+        row(y.id, c.id, 'c1', 20),
+        row(y.id, c.id, 'c2', 19),
+        row(y.id, c.id, 'c3', 18),
+      ],
+    })
+    try {
+      // Two a endpoint slots and four account slots in all; one of each already in flight for a and x.
+      const inFlight = { endpoints: new Map([[a.id, 1]]), accounts: new Map([[x.id, 1]]) }
+      const claimed = await claimDueDeliveries(kit.deps, 'fair', 10, 60_000, 2, inFlight)
+      const names = claimed.map((d) => d.id.slice(4, 6))
+      // Turn one: a (its last slot), the removed endpoint's, b, c; x is then full, so turn two is c's alone.
+      expect(names).toEqual(['a1', 'n1', 'b1', 'c1', 'c2'])
+      expect(claimed.map((d) => d.endpoint?.url ?? null)).toEqual([a.url, null, b.url, c.url, c.url])
+      expect(claimed[0]).toMatchObject({ accountId: x.id, endpointId: a.id, body: '{}', attempts: 0, attemptsTotal: 0 })
+      expect(claimed[0]!.endpoint).toMatchObject({ id: a.id, accountId: x.id, secret: a.secret, failures: 0, pausedUntil: null })
+      // Leased: claimed again by nobody until the lease runs out.
+      expect(await claimDueDeliveries(kit.deps, 'other', 10, 60_000, 2)).toEqual(
+        expect.not.arrayContaining([expect.objectContaining({ id: claimed[0]!.id })]),
+      )
+    } finally {
+      await kit.db.webhookDelivery.deleteMany({ where: { accountId: { in: [x.id, y.id] } } })
     }
   })
 

@@ -89,21 +89,24 @@ export async function claimDueDeliveries(
   // Endpoints and accounts whose every slot this instance already uses; paused ones are left out by the query.
   const fullEndpoints = [...inFlight.endpoints].filter(([, n]) => n >= perEndpoint).map(([id]) => id)
   const fullAccounts = [...inFlight.accounts].filter(([, n]) => n >= perAccount).map(([id]) => id)
-  // Raw statements without Prisma's runtime (rowsOf): this path runs for every few deliveries, and
-  // through the query builder its statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
-  const candidates = await rowsOf<Candidate>(
-    deps,
-    Prisma.sql`
-    SELECT d."id", d."accountId", d."endpointId" FROM "WebhookDelivery" d
+  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
+  const leaseUntil = directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))
+  const due = Prisma.sql`
+    SELECT d."id", d."accountId", d."endpointId", d."nextAttemptAt" FROM "WebhookDelivery" d
     WHERE d."state" = 'pending' AND d."nextAttemptAt" <= ${at} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${at})
       ${fullEndpoints.length ? Prisma.sql`AND (d."endpointId" IS NULL OR d."endpointId" NOT IN (${Prisma.join(fullEndpoints)}))` : Prisma.empty}
       ${fullAccounts.length ? Prisma.sql`AND d."accountId" NOT IN (${Prisma.join(fullAccounts)})` : Prisma.empty}
       AND NOT EXISTS (SELECT 1 FROM "WebhookEndpoint" e WHERE e."id" = d."endpointId" AND e."pausedUntil" > ${at})
-    ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`,
-  )
+    ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`
+  if (deps.dbKind === 'postgresql') {
+    const claimed = await claimAtOnce(deps, due, token, at, leaseUntil, limit, perEndpoint, perAccount, inFlight)
+    if (claimed) return claimed
+  }
+  // Raw statements without Prisma's runtime (rowsOf): this path runs for every few deliveries, and
+  // through the query builder its statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
+  const candidates = await rowsOf<Candidate>(deps, due)
   const picked = roundRobin(candidates, limit, perEndpoint, perAccount, inFlight)
   if (!picked.length) return []
-  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   // One conditional UPDATE: under concurrency exactly one claimer wins each row.
   const won = await rowsOf<{
     id: string
@@ -116,7 +119,7 @@ export async function claimDueDeliveries(
   }>(
     deps,
     Prisma.sql`
-    UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))}
+    UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${leaseUntil}
     WHERE "id" IN (${Prisma.join(picked)}) AND "state" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${at})
     RETURNING "id", "accountId", "endpointId", "body", "attempts", "attemptsTotal", "traceparent"`,
   )
@@ -141,6 +144,95 @@ export async function claimDueDeliveries(
       endpoint: (d.endpointId && byId.get(d.endpointId)) || null,
     }))
     .sort((x, y) => order.get(x.id)! - order.get(y.id)!)
+}
+
+/**
+ * PostgreSQL: the claim as one statement, where it was three round trips (the candidates, the
+ * conditional UPDATE, the endpoints). The candidates are locked as they are read (`FOR UPDATE
+ * SKIP LOCKED`): two instances claiming at once take different rows instead of the same ones,
+ * one of them winning each and the other claiming again. The round-robin of `roundRobin` is
+ * done by window functions: each candidate's round is its rank in its endpoint's queue (a
+ * delivery whose endpoint was removed is a queue of its own), the endpoints taking turns in the
+ * order of their oldest candidate; a candidate passes while its endpoint has room (`perEndpoint`
+ * less what this instance has in flight) and its account too (`perAccount`, counted over the
+ * account's candidates in that same order). The claimed rows come back with their endpoints, in
+ * that order. undefined when the direct path declines (traces on): the caller claims its other way.
+ */
+async function claimAtOnce(
+  deps: StatementDeps,
+  due: Prisma.Sql,
+  token: string,
+  at: string,
+  leaseUntil: string,
+  limit: number,
+  perEndpoint: number,
+  perAccount: number,
+  inFlight: InFlight,
+): Promise<Claimed[] | undefined> {
+  if (!deps.directRead) return undefined
+  const int = (n: number) => Prisma.sql`CAST(${n} AS integer)`
+  const busy = (counts: ReadonlyMap<string, number>, name: string, key: string) =>
+    counts.size
+      ? Prisma.sql`LEFT JOIN (VALUES ${Prisma.join([...counts].map(([id, n]) => Prisma.sql`(${id}, ${int(n)})`))}) AS ${Prisma.raw(name)}("id", "n")
+          ON ${Prisma.raw(name)}."id" = ${Prisma.raw(key)}`
+      : Prisma.empty
+  const used = (counts: ReadonlyMap<string, number>, name: string) =>
+    counts.size ? Prisma.sql`coalesce(${Prisma.raw(name)}."n", 0)` : Prisma.sql`0`
+  const rows = await deps.directRead(Prisma.sql`
+    WITH "candidates" AS (${due} FOR UPDATE OF d SKIP LOCKED),
+    "rounds" AS (
+      SELECT c."id", c."accountId", c."endpointId", coalesce(c."endpointId", c."id") AS "queue",
+        row_number() OVER (PARTITION BY coalesce(c."endpointId", c."id") ORDER BY c."nextAttemptAt", c."id") AS "round",
+        min(c."nextAttemptAt") OVER (PARTITION BY coalesce(c."endpointId", c."id")) AS "first"
+      FROM "candidates" c
+    ),
+    "seated" AS (
+      SELECT r.*, row_number() OVER (PARTITION BY r."accountId" ORDER BY r."round", r."first", r."queue") AS "seat"
+      FROM "rounds" r ${busy(inFlight.endpoints, 'ue', 'r."endpointId"')}
+      WHERE r."round" <= CASE WHEN r."endpointId" IS NULL THEN 1 ELSE ${int(perEndpoint)} - ${used(inFlight.endpoints, 'ue')} END
+    ),
+    "picked" AS (
+      SELECT s."id", row_number() OVER (ORDER BY s."round", s."first", s."queue") AS "turn"
+      FROM "seated" s ${busy(inFlight.accounts, 'ua', 's."accountId"')}
+      WHERE s."seat" <= ${int(perAccount)} - ${used(inFlight.accounts, 'ua')}
+      ORDER BY s."round", s."first", s."queue" LIMIT ${int(limit)}
+    ),
+    "won" AS (
+      UPDATE "WebhookDelivery" w SET "leaseOwner" = ${token}, "leaseUntil" = ${leaseUntil}
+      FROM "picked" p
+      WHERE w."id" = p."id" AND w."state" = 'pending' AND (w."leaseUntil" IS NULL OR w."leaseUntil" < ${at})
+      RETURNING w."id", w."accountId", w."endpointId", w."body", w."attempts", w."attemptsTotal", w."traceparent", p."turn"
+    )
+    SELECT won.*, e."id" AS "e_id", e."accountId" AS "e_accountId", e."url" AS "e_url", e."secret" AS "e_secret",
+      e."previousSecret" AS "e_previousSecret", e."previousSecretUntil" AS "e_previousSecretUntil", e."disabledAt" AS "e_disabledAt",
+      e."disabledReason" AS "e_disabledReason", e."failures" AS "e_failures", e."pausedUntil" AS "e_pausedUntil"
+    FROM "won" won LEFT JOIN "WebhookEndpoint" e ON e."id" = won."endpointId"
+    ORDER BY won."turn"`)
+  if (!rows) return undefined
+  return rows.map((row) => ({
+    id: row.id as string,
+    accountId: row.accountId as string,
+    endpointId: (row.endpointId as string | null) ?? null,
+    body: row.body as string,
+    attempts: Number(row.attempts),
+    attemptsTotal: Number(row.attemptsTotal),
+    traceparent: (row.traceparent as string | null) ?? null,
+    endpoint:
+      row.e_id === null || row.e_id === undefined
+        ? null
+        : endpointOf({
+            id: row.e_id,
+            accountId: row.e_accountId,
+            url: row.e_url,
+            secret: row.e_secret,
+            previousSecret: row.e_previousSecret,
+            previousSecretUntil: row.e_previousSecretUntil,
+            disabledAt: row.e_disabledAt,
+            disabledReason: row.e_disabledReason,
+            failures: row.e_failures,
+            pausedUntil: row.e_pausedUntil,
+          }),
+  }))
 }
 
 interface Candidate {
