@@ -4,12 +4,15 @@
 // account to a local receiver (node:http, 200 at once): deliveries a second from one instance on
 // SQLite and on PostgreSQL, and from two instances on one PostgreSQL, with the duplicates the
 // receiver saw (none may arrive twice). The one account's endpoint may use every slot
-// (WEBHOOK_ENDPOINT_CONCURRENCY=50), as a lone busy account would. Targets (issue 19): 1,000/s from
-// one instance; two instances at least 1.7x one.
+// (WEBHOOK_ENDPOINT_CONCURRENCY=50), as a lone busy account would. Measures that do not depend on
+// the machine's load: CPU per delivery of the dispatchers and of PostgreSQL's backends serving
+// them, statements and (PostgreSQL) round trips per delivery. Targets (issue 56): 1,000/s from one
+// instance on PostgreSQL; with two, the CPU per delivery (dispatchers and PostgreSQL) at most 1.1x one's.
 import { fork, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import pg from 'pg'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { applyMigrations } from '../src/db/migrate.js'
@@ -36,6 +39,10 @@ interface Run {
   perSecond: number
   duplicates: number
   cpuMsPerDelivery: number
+  /** PostgreSQL's backends serving the dispatchers (their own CPU, /proc/<pid>/stat), ms a delivery. */
+  databaseCpuMsPerDelivery: number | null
+  statementsPerDelivery: number
+  roundTripsPerDelivery: number | null
   /** How busy the whole machine was over the run (every process: dispatchers, database, receiver). */
   machineBusy: number
   load: string
@@ -52,10 +59,58 @@ function machineTimes() {
   return { busy, total }
 }
 
+/** A process's CPU time so far in ms (utime + stime of /proc/<pid>/stat; 0 once it is gone). */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // utime and stime are fields 14 and 15 of the line, 11 and 12 after the command; clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * The CPU PostgreSQL spends for the dispatchers: the backends of their connections, known by the
+ * application_name their DATABASE_URL gives (listed every 50 ms, so that a connection opened
+ * during the run is counted too), read from /proc (the server runs on this machine). Other
+ * clients of the server (the bench's own seeding, other work on the machine) are not counted.
+ */
+async function databaseCpu(base: string, applicationName: string) {
+  const client = new pg.Client({ connectionString: base })
+  await client.connect()
+  /** Each backend's CPU when it was first seen: as it was now for those already open, 0 for those opened later. */
+  const from = new Map<number, number>()
+  const list = async (first: boolean) => {
+    const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName])
+    for (const { pid } of rows) if (!from.has(pid)) from.set(pid, first ? processCpuMs(pid) : 0)
+  }
+  await list(true)
+  let sampling = true
+  const sampler = (async () => {
+    while (sampling) {
+      await new Promise((r) => setTimeout(r, 50))
+      await list(false)
+    }
+  })()
+  return {
+    async stop() {
+      sampling = false
+      await sampler
+      await list(false)
+      let ms = 0
+      for (const [pid, cpuMs] of from) ms += Math.max(0, processCpuMs(pid) - cpuMs)
+      await client.end()
+      return { ms, backends: from.size }
+    },
+  }
+}
+
 async function run(label: string, url: string, instances: number): Promise<Run> {
   await applyMigrations(url)
-  const database = await openDatabase(url)
-  const deps = createDeps(database, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+  const opened = await openDatabase(url)
+  const deps = createDeps(opened, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
   const { account } = await createAccount(deps, { name: 'Bench' })
   const endpoint = await deps.db.webhookEndpoint.create({
     data: { accountId: account.id, url: hook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
@@ -89,6 +144,14 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
       })),
     })
   seen.clear()
+  const postgres = url.startsWith('postgres')
+  const applicationName = `webhook-bench-${process.pid}-${instances}`
+  let instanceUrl = url
+  if (postgres) {
+    const tagged = new URL(url)
+    tagged.searchParams.set('application_name', applicationName)
+    instanceUrl = tagged.toString()
+  }
   const children: ChildProcess[] = []
   for (let i = 0; i < instances; i++) {
     const child = fork(new URL('./instances/dispatcher.ts', import.meta.url), {
@@ -97,11 +160,12 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
         'tsx',
         ...(process.env.DISPATCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.DISPATCH_PROFILE] : []),
       ],
-      env: { ...process.env, DATABASE_URL: url, WEBHOOK_ENDPOINT_CONCURRENCY: '50' },
+      env: { ...process.env, DATABASE_URL: instanceUrl, WEBHOOK_ENDPOINT_CONCURRENCY: '50' },
     })
     await new Promise((resolve) => child.once('message', resolve))
     children.push(child)
   }
+  const backends = postgres ? await databaseCpu(url.replace(/\?.*$/, ''), applicationName) : null
   const started = performance.now()
   const machineBefore = machineTimes()
   for (const child of children) child.send('go')
@@ -109,51 +173,71 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
   const seconds = (performance.now() - started) / 1000
   const machineAfter = machineTimes()
   const machineBusy = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
-  const cpu = await Promise.all(
+  const database = await backends?.stop()
+  const reports = await Promise.all(
     children.map(
       (child) =>
-        new Promise<number>((resolve) => {
+        new Promise<{ cpuMs: number; statements: Record<string, number>; roundTrips: number }>((resolve) => {
           child.once('message', (m) => {
-            const { cpuMs, statements } = m as { cpuMs: number; statements: Record<string, number> }
+            const report = m as { cpuMs: number; statements: Record<string, number>; roundTrips: number }
             if (process.env.WEBHOOK_BENCH_STATEMENTS)
-              for (const [sql, n] of Object.entries(statements).sort((a, b) => b[1] - a[1]))
+              for (const [sql, n] of Object.entries(report.statements).sort((a, b) => b[1] - a[1]))
                 console.log(`  ${(n / N).toFixed(2)} per delivery: ${sql}`)
-            resolve(cpuMs)
+            resolve(report)
           })
           child.send('stop')
         }),
     ),
   )
+  const cpu = reports.map((r) => r.cpuMs)
+  const statementCount = reports.reduce((sum, r) => sum + Object.values(r.statements).reduce((a, b) => a + b, 0), 0)
+  const roundTrips = reports.reduce((sum, r) => sum + r.roundTrips, 0)
   // Every attempt recorded: nothing left pending that the receiver already has.
   const pending = await deps.db.webhookDelivery.count({ where: { state: 'pending' } })
   const duplicates = [...seen.values()].reduce((sum, n) => sum + n - 1, 0)
-  await database.close()
+  await opened.close()
   const result = {
     label,
     perSecond: Math.round(N / seconds),
     duplicates,
     cpuMsPerDelivery: cpu.reduce((a, b) => a + b, 0) / N,
+    databaseCpuMsPerDelivery: database ? database.ms / N : null,
+    statementsPerDelivery: statementCount / N,
+    roundTripsPerDelivery: postgres ? roundTrips / N : null,
     machineBusy,
     load: loadavg()
       .map((l) => l.toFixed(2))
       .join(' '),
   }
   console.log(
-    `${label}: ${N} deliveries in ${seconds.toFixed(2)} s = ${result.perSecond}/s, dispatcher CPU ${result.cpuMsPerDelivery.toFixed(3)} ms per delivery, machine ${Math.round(100 * machineBusy)}% busy (${cpus().length} cores), ${duplicates} duplicates, ${pending} left pending (load ${result.load})`,
+    `${label}: ${N} deliveries in ${seconds.toFixed(2)} s = ${result.perSecond}/s, dispatcher CPU ${result.cpuMsPerDelivery.toFixed(3)} ms per delivery` +
+      (database ? `, PostgreSQL CPU ${result.databaseCpuMsPerDelivery!.toFixed(3)} ms (${database.backends} backends)` : '') +
+      `, ${result.statementsPerDelivery.toFixed(3)} statements` +
+      (postgres ? ` and ${result.roundTripsPerDelivery!.toFixed(3)} round trips` : '') +
+      ` per delivery, machine ${Math.round(100 * machineBusy)}% busy (${cpus().length} cores), ${duplicates} duplicates, ${pending} left pending (load ${result.load})`,
   )
   return result
 }
 
-const results: Run[] = []
-const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
-results.push(await run('SQLite, one instance', `file:${join(dir, 'bench.db')}`, 1))
-rmSync(dir, { recursive: true, force: true })
-for (const instances of [1, 2]) {
+// WEBHOOK_BENCH_DATABASES=postgresql runs only the PostgreSQL rows (default: sqlite,postgresql).
+const databases = (process.env.WEBHOOK_BENCH_DATABASES ?? 'sqlite,postgresql').split(',')
+const results: (Run | null)[] = []
+if (databases.includes('sqlite')) {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
+  results.push(await run('SQLite, one instance', `file:${join(dir, 'bench.db')}`, 1))
+  rmSync(dir, { recursive: true, force: true })
+} else results.push(null)
+for (const instances of databases.includes('postgresql') ? [1, 2] : []) {
   const schema = await postgresSchema()
   if (!schema) break
   results.push(await run(`PostgreSQL, ${instances === 1 ? 'one instance' : 'two instances'}`, schema.url, instances))
   await schema.drop()
 }
 const [, one, two] = results
-if (one && two) console.log(`two instances / one instance on PostgreSQL: ${(two.perSecond / one.perSecond).toFixed(2)}x (target 1.7x)`)
+if (one && two) {
+  const total = (r: Run) => r.cpuMsPerDelivery + (r.databaseCpuMsPerDelivery ?? 0)
+  console.log(
+    `two instances / one instance on PostgreSQL: ${(two.perSecond / one.perSecond).toFixed(2)}x the rate; CPU per delivery (dispatchers and PostgreSQL) ${total(two).toFixed(3)} / ${total(one).toFixed(3)} ms = ${(total(two) / total(one)).toFixed(2)}x (target at most 1.1x)`,
+  )
+}
 receiver.close()

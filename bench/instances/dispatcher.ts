@@ -1,5 +1,6 @@
 // One dispatching instance for bench/webhook-dispatch.ts: the worker's continuous dispatcher
 // (createDispatcher) as src/process/worker.ts runs it, pumped every second, in a process of its own.
+import pg from 'pg'
 import { openDatabase } from '../../src/db/client.js'
 import { parseEnv } from '../../src/core/env.js'
 import { createDeps } from '../../src/deps.js'
@@ -7,6 +8,16 @@ import { createDispatcher } from '../../src/webhooks/dispatcher.js'
 
 const url = process.env.DATABASE_URL!
 const statements = new Map<string, number>()
+// Round trips to PostgreSQL: every query a pg client sends (BEGIN, COMMIT and Prisma's statements
+// included), whichever path sent it; the statement log above sees only what Prisma and the direct
+// paths report. Counted from 'go' on.
+let roundTrips = 0
+let counting = false
+const query = pg.Client.prototype.query
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  if (counting) roundTrips++
+  return (query as (...a: unknown[]) => unknown).apply(this, args)
+} as typeof query
 const database = await openDatabase(url, {
   onQuery: (sql) => {
     const shape = sql
@@ -32,6 +43,8 @@ const deps = createDeps(
 const dispatcher = createDispatcher(deps, { owner: `bench-${process.pid}` })
 process.send!('ready')
 process.once('message', () => {
+  statements.clear()
+  counting = true
   const started = process.cpuUsage()
   const tick = setInterval(() => void dispatcher.pump().catch(() => undefined), 1000)
   void dispatcher.pump()
@@ -39,7 +52,8 @@ process.once('message', () => {
     clearInterval(tick)
     await dispatcher.stop()
     const cpu = process.cpuUsage(started)
-    process.send!({ cpuMs: (cpu.user + cpu.system) / 1000, statements: Object.fromEntries(statements) })
+    counting = false
+    process.send!({ cpuMs: (cpu.user + cpu.system) / 1000, statements: Object.fromEntries(statements), roundTrips })
     await database.close()
     process.exit(0)
   })

@@ -14,6 +14,13 @@ export interface EventBus {
   readonly kind: 'postgresql' | 'in-process'
   /** Sends to every instance, this one included (synchronously, before the promise settles). */
   publish(topic: string, payload: unknown): Promise<void>
+  /**
+   * PostgreSQL: the same event as a `pg_notify(channel, text)` for the caller to run in a statement
+   * of its own (the other instances hear it when that statement commits), and `deliverLocally` for
+   * once it has: a writer on a hot path (the webhook dispatcher's record) saves the publish's own
+   * round trip. Absent on the in-process bus: there `publish` costs no round trip.
+   */
+  notification?(topic: string, payload: unknown): { channel: string; text: string; deliverLocally(): void }
   /** Local listener; returns the unsubscribe function. RESYNC is a topic like any other. */
   subscribe(topic: string, listener: EventListener): () => void
   /** True while events published anywhere reach this process (in-process: always). */

@@ -143,6 +143,12 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
   return {
     kind: 'postgresql',
     publish,
+    notification(topic, payload) {
+      if (topic === RESYNC) throw new AppError('VALIDATION_FAILED', `"${RESYNC}" is raised by the bus itself`)
+      if (closed) throw new Error('event bus closed')
+      const text = encodeEnvelope({ origin, topic, payload })
+      return { channel, text, deliverLocally: () => local.deliver(topic, decodeEnvelope(text)!.payload) }
+    },
     subscribe(topic, listener) {
       const unsubscribe = local.subscribe(topic, listener)
       start()

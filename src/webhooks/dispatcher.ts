@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { Agent as HttpAgent } from 'node:http'
-import { Agent as HttpsAgent } from 'node:https'
-import got, { type OptionsInit } from 'got'
+import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
+import https from 'node:https'
 import type { Deps } from '../deps.js'
 import { directTimestamp } from '../db/client.js'
 import { Prisma, type WebhookEndpoint } from '../generated/sqlite/client.js'
@@ -18,7 +17,7 @@ import { MAX_EVENT_DELIVERY_IDS, publishQuietly, TOPIC, type WebhookDeliveryEven
 export const LEASE_MS = 60_000
 export const TIMEOUT_MS = 10_000
 
-const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }) }
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) }
 
 export interface DispatchOptions {
   /** Names this dispatcher in claims (instance id). */
@@ -90,21 +89,24 @@ export async function claimDueDeliveries(
   // Endpoints and accounts whose every slot this instance already uses; paused ones are left out by the query.
   const fullEndpoints = [...inFlight.endpoints].filter(([, n]) => n >= perEndpoint).map(([id]) => id)
   const fullAccounts = [...inFlight.accounts].filter(([, n]) => n >= perAccount).map(([id]) => id)
-  // Raw statements without Prisma's runtime (rowsOf): this path runs for every few deliveries, and
-  // through the query builder its statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
-  const candidates = await rowsOf<Candidate>(
-    deps,
-    Prisma.sql`
-    SELECT d."id", d."accountId", d."endpointId" FROM "WebhookDelivery" d
+  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
+  const leaseUntil = directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))
+  const due = Prisma.sql`
+    SELECT d."id", d."accountId", d."endpointId", d."nextAttemptAt" FROM "WebhookDelivery" d
     WHERE d."state" = 'pending' AND d."nextAttemptAt" <= ${at} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${at})
       ${fullEndpoints.length ? Prisma.sql`AND (d."endpointId" IS NULL OR d."endpointId" NOT IN (${Prisma.join(fullEndpoints)}))` : Prisma.empty}
       ${fullAccounts.length ? Prisma.sql`AND d."accountId" NOT IN (${Prisma.join(fullAccounts)})` : Prisma.empty}
       AND NOT EXISTS (SELECT 1 FROM "WebhookEndpoint" e WHERE e."id" = d."endpointId" AND e."pausedUntil" > ${at})
-    ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`,
-  )
+    ORDER BY d."nextAttemptAt" LIMIT ${limit * 4}`
+  if (deps.dbKind === 'postgresql') {
+    const claimed = await claimAtOnce(deps, due, token, at, leaseUntil, limit, perEndpoint, perAccount, inFlight)
+    if (claimed) return claimed
+  }
+  // Raw statements without Prisma's runtime (rowsOf): this path runs for every few deliveries, and
+  // through the query builder its statements cost more CPU than the POSTs themselves (bench/webhook-dispatch.ts).
+  const candidates = await rowsOf<Candidate>(deps, due)
   const picked = roundRobin(candidates, limit, perEndpoint, perAccount, inFlight)
   if (!picked.length) return []
-  const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   // One conditional UPDATE: under concurrency exactly one claimer wins each row.
   const won = await rowsOf<{
     id: string
@@ -117,7 +119,7 @@ export async function claimDueDeliveries(
   }>(
     deps,
     Prisma.sql`
-    UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))}
+    UPDATE "WebhookDelivery" SET "leaseOwner" = ${token}, "leaseUntil" = ${leaseUntil}
     WHERE "id" IN (${Prisma.join(picked)}) AND "state" = 'pending' AND ("leaseUntil" IS NULL OR "leaseUntil" < ${at})
     RETURNING "id", "accountId", "endpointId", "body", "attempts", "attemptsTotal", "traceparent"`,
   )
@@ -142,6 +144,95 @@ export async function claimDueDeliveries(
       endpoint: (d.endpointId && byId.get(d.endpointId)) || null,
     }))
     .sort((x, y) => order.get(x.id)! - order.get(y.id)!)
+}
+
+/**
+ * PostgreSQL: the claim as one statement, where it was three round trips (the candidates, the
+ * conditional UPDATE, the endpoints). The candidates are locked as they are read (`FOR UPDATE
+ * SKIP LOCKED`): two instances claiming at once take different rows instead of the same ones,
+ * one of them winning each and the other claiming again. The round-robin of `roundRobin` is
+ * done by window functions: each candidate's round is its rank in its endpoint's queue (a
+ * delivery whose endpoint was removed is a queue of its own), the endpoints taking turns in the
+ * order of their oldest candidate; a candidate passes while its endpoint has room (`perEndpoint`
+ * less what this instance has in flight) and its account too (`perAccount`, counted over the
+ * account's candidates in that same order). The claimed rows come back with their endpoints, in
+ * that order. undefined when the direct path declines (traces on): the caller claims its other way.
+ */
+async function claimAtOnce(
+  deps: StatementDeps,
+  due: Prisma.Sql,
+  token: string,
+  at: string,
+  leaseUntil: string,
+  limit: number,
+  perEndpoint: number,
+  perAccount: number,
+  inFlight: InFlight,
+): Promise<Claimed[] | undefined> {
+  if (!deps.directRead) return undefined
+  const int = (n: number) => Prisma.sql`CAST(${n} AS integer)`
+  const busy = (counts: ReadonlyMap<string, number>, name: string, key: string) =>
+    counts.size
+      ? Prisma.sql`LEFT JOIN (VALUES ${Prisma.join([...counts].map(([id, n]) => Prisma.sql`(${id}, ${int(n)})`))}) AS ${Prisma.raw(name)}("id", "n")
+          ON ${Prisma.raw(name)}."id" = ${Prisma.raw(key)}`
+      : Prisma.empty
+  const used = (counts: ReadonlyMap<string, number>, name: string) =>
+    counts.size ? Prisma.sql`coalesce(${Prisma.raw(name)}."n", 0)` : Prisma.sql`0`
+  const rows = await deps.directRead(Prisma.sql`
+    WITH "candidates" AS (${due} FOR UPDATE OF d SKIP LOCKED),
+    "rounds" AS (
+      SELECT c."id", c."accountId", c."endpointId", coalesce(c."endpointId", c."id") AS "queue",
+        row_number() OVER (PARTITION BY coalesce(c."endpointId", c."id") ORDER BY c."nextAttemptAt", c."id") AS "round",
+        min(c."nextAttemptAt") OVER (PARTITION BY coalesce(c."endpointId", c."id")) AS "first"
+      FROM "candidates" c
+    ),
+    "seated" AS (
+      SELECT r.*, row_number() OVER (PARTITION BY r."accountId" ORDER BY r."round", r."first", r."queue") AS "seat"
+      FROM "rounds" r ${busy(inFlight.endpoints, 'ue', 'r."endpointId"')}
+      WHERE r."round" <= CASE WHEN r."endpointId" IS NULL THEN 1 ELSE ${int(perEndpoint)} - ${used(inFlight.endpoints, 'ue')} END
+    ),
+    "picked" AS (
+      SELECT s."id", row_number() OVER (ORDER BY s."round", s."first", s."queue") AS "turn"
+      FROM "seated" s ${busy(inFlight.accounts, 'ua', 's."accountId"')}
+      WHERE s."seat" <= ${int(perAccount)} - ${used(inFlight.accounts, 'ua')}
+      ORDER BY s."round", s."first", s."queue" LIMIT ${int(limit)}
+    ),
+    "won" AS (
+      UPDATE "WebhookDelivery" w SET "leaseOwner" = ${token}, "leaseUntil" = ${leaseUntil}
+      FROM "picked" p
+      WHERE w."id" = p."id" AND w."state" = 'pending' AND (w."leaseUntil" IS NULL OR w."leaseUntil" < ${at})
+      RETURNING w."id", w."accountId", w."endpointId", w."body", w."attempts", w."attemptsTotal", w."traceparent", p."turn"
+    )
+    SELECT won.*, e."id" AS "e_id", e."accountId" AS "e_accountId", e."url" AS "e_url", e."secret" AS "e_secret",
+      e."previousSecret" AS "e_previousSecret", e."previousSecretUntil" AS "e_previousSecretUntil", e."disabledAt" AS "e_disabledAt",
+      e."disabledReason" AS "e_disabledReason", e."failures" AS "e_failures", e."pausedUntil" AS "e_pausedUntil"
+    FROM "won" won LEFT JOIN "WebhookEndpoint" e ON e."id" = won."endpointId"
+    ORDER BY won."turn"`)
+  if (!rows) return undefined
+  return rows.map((row) => ({
+    id: row.id as string,
+    accountId: row.accountId as string,
+    endpointId: (row.endpointId as string | null) ?? null,
+    body: row.body as string,
+    attempts: Number(row.attempts),
+    attemptsTotal: Number(row.attemptsTotal),
+    traceparent: (row.traceparent as string | null) ?? null,
+    endpoint:
+      row.e_id === null || row.e_id === undefined
+        ? null
+        : endpointOf({
+            id: row.e_id,
+            accountId: row.e_accountId,
+            url: row.e_url,
+            secret: row.e_secret,
+            previousSecret: row.e_previousSecret,
+            previousSecretUntil: row.e_previousSecretUntil,
+            disabledAt: row.e_disabledAt,
+            disabledReason: row.e_disabledReason,
+            failures: row.e_failures,
+            pausedUntil: row.e_pausedUntil,
+          }),
+  }))
 }
 
 interface Candidate {
@@ -318,16 +409,13 @@ async function post(deps: Pick<Deps, 'env' | 'clock'>, delivery: Claimed, timeou
   const sent = { ...base, url: endpoint.url, requestHeaders: headerLines(Object.entries(headers)) }
   const started = performance.now()
   try {
-    const response = await postBounded(endpoint.url, {
-      body: delivery.body,
+    const response = await postBounded(
+      endpoint.url,
+      delivery.body,
       headers,
-      timeout: { request: timeoutMs },
-      followRedirect: false,
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-      dnsLookup: guardedLookup(deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
-      agent: agents,
-    })
+      timeoutMs,
+      guardedLookup(deps.env.WEBHOOK_ALLOW_PRIVATE_NETWORKS),
+    )
     const statusCode = response.statusCode
     const ok = statusCode >= 200 && statusCode < 300
     const kept = keptAnswer(response)
@@ -383,42 +471,67 @@ interface Answer {
 /**
  * POSTs and resolves with the status, the headers and the start of the body once the body has
  * ended, MAX_RESPONSE_BYTES were read (the connection is then cut), or the request's time ran out
- * after the status had come (the answer counts; the body is what came). got's promise API would
- * buffer the whole body, however large: a receiver that streamed a gigabyte took the server's
- * memory with it.
+ * after the status had come (the answer counts; the body is what came). Before the status, the
+ * time running out rejects with ETIMEDOUT. node:http itself, not a client library: redirects are
+ * not followed, nothing is retried, the body is never decompressed (no accept-encoding is sent),
+ * and what a library adds per request (got merged its options and wrapped the socket's stream for
+ * every POST) cost more CPU than the rest of the dispatcher (docs/performance.md). The module's
+ * `request` is looked up at each call, so that the HTTP instrumentation's patch (traces on) applies.
  */
-function postBounded(url: string, options: OptionsInit): Promise<Answer> {
+function postBounded(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  lookup: ReturnType<typeof guardedLookup>,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const stream = got.stream.post(url, { ...options, isStream: true })
+    const secure = url.startsWith('https:')
+    const requestHeaders: OutgoingHttpHeaders = { ...headers, 'content-length': Buffer.byteLength(body) }
+    const options = { method: 'POST', headers: requestHeaders, agent: secure ? agents.https : agents.http, lookup }
+    const request = secure ? https.request(url, options) : http.request(url, options)
     const chunks: Buffer[] = []
     let kept = 0
     let read = 0
     let answer: Omit<Answer, 'body' | 'more'> | null = null
+    let settled = false
+    const timer = setTimeout(
+      () => request.destroy(Object.assign(new Error(`timed out after ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      timeoutMs,
+    )
     const finish = (cut: boolean) => {
-      if (!answer) return
+      clearTimeout(timer)
+      if (settled || !answer) return
+      settled = true
       resolve({ ...answer, body: Buffer.concat(chunks), more: cut || read > kept })
-      answer = null
     }
-    stream.once('response', (response: Omit<Answer, 'body' | 'more'>) => {
-      answer = { statusCode: response.statusCode, headers: response.headers, rawHeaders: response.rawHeaders }
-      // Errors after the answer (a timeout while the body trickles in) end the read; the status counts.
-      stream.removeListener('error', reject)
-      stream.on('error', () => finish(true))
+    request.once('response', (response: IncomingMessage) => {
+      answer = { statusCode: response.statusCode ?? 0, headers: response.headers, rawHeaders: response.rawHeaders }
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length
+        if (kept < MAX_LOGGED_BODY_BYTES) {
+          const part = chunk.subarray(0, MAX_LOGGED_BODY_BYTES - kept)
+          chunks.push(part)
+          kept += part.length
+        }
+        if (read > MAX_RESPONSE_BYTES) {
+          finish(true)
+          response.destroy()
+        }
+      })
+      response.once('end', () => finish(false))
+      // Cut after the answer (the time ran out while the body trickled in, the receiver closed): the status counts.
+      response.once('close', () => finish(!response.complete))
+      response.on('error', () => finish(true))
     })
-    stream.on('data', (chunk: Buffer) => {
-      read += chunk.length
-      if (kept < MAX_LOGGED_BODY_BYTES) {
-        const part = chunk.subarray(0, MAX_LOGGED_BODY_BYTES - kept)
-        chunks.push(part)
-        kept += part.length
-      }
-      if (read > MAX_RESPONSE_BYTES) {
-        finish(true)
-        stream.destroy()
-      }
+    request.on('error', (error) => {
+      if (answer) return finish(true)
+      clearTimeout(timer)
+      if (settled) return
+      settled = true
+      reject(error)
     })
-    stream.once('end', () => finish(false))
-    stream.once('error', reject)
+    request.end(body)
   })
 }
 
@@ -591,7 +704,7 @@ function nextFor(o: Outcome, now: Date, options: DispatchOptions): Date | null {
 
 /** Writes attempts and the deliveries' new states (and a 410's disabling) in one transaction. */
 async function recordOutcomes(
-  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'logger' | 'directTransaction'> & Partial<Pick<Deps, 'events'>>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'logger' | 'directRead' | 'directTransaction'> & Partial<Pick<Deps, 'events'>>,
   outcomes: Outcome[],
   options: DispatchOptions,
 ) {
@@ -616,10 +729,25 @@ async function recordOutcomes(
         SET "state" = 'delivered', "attempts" = "attempts" + 1, "attemptsTotal" = "attemptsTotal" + 1, "finishedAt" = ${at}, "leaseUntil" = NULL, "lastError" = NULL
         WHERE "id" IN (${Prisma.join(delivered.map((o) => o.delivery.id))})`
     : null
-  // The usual commit, every POST answered 2xx by a healthy endpoint: just these two statements,
-  // without Prisma's runtime (Database.directTransaction), whose CPU capped one instance's rate.
+  // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
+  const byAccount = new Map<string, string[]>()
+  for (const o of outcomes) {
+    const ids = byAccount.get(o.delivery.accountId)
+    if (ids) ids.push(o.delivery.id)
+    else byAccount.set(o.delivery.accountId, [o.delivery.id])
+  }
+  const events: WebhookDeliveryEvent[] = []
+  for (const [accountId, ids] of byAccount)
+    for (let i = 0; i < ids.length; i += MAX_EVENT_DELIVERY_IDS)
+      events.push({ accountId, deliveryIds: ids.slice(i, i + MAX_EVENT_DELIVERY_IDS) })
+  let published = false
+  // The usual commit, every POST answered 2xx by a healthy endpoint: without Prisma's runtime,
+  // whose CPU capped one instance's rate; on PostgreSQL one statement (deliveredAtOnce), on
+  // SQLite the two statements in one transaction (Database.directTransaction).
   const healthy = outcomes.every((o) => o.ok && !o.delivery.endpoint?.failures && !o.delivery.endpoint?.pausedUntil)
-  if (healthy)
+  const atOnce = healthy && markDelivered ? await deliveredAtOnce(deps, attempts, markDelivered, events) : null
+  if (atOnce) published = atOnce.published
+  else if (healthy)
     await deps.directTransaction(async (run) => {
       await run(attempts)
       if (markDelivered) await run(markDelivered)
@@ -667,21 +795,45 @@ async function recordOutcomes(
       }
     })
   for (const { accountId, endpointId, reason } of disabled) deps.logger.warn({ accountId, endpointId, reason }, 'webhook endpoint disabled')
-  // The console's delivery log follows these (the webhookDeliveryUpdates subscription).
-  const byAccount = new Map<string, string[]>()
-  for (const o of outcomes) {
-    const ids = byAccount.get(o.delivery.accountId)
-    if (ids) ids.push(o.delivery.id)
-    else byAccount.set(o.delivery.accountId, [o.delivery.id])
-  }
-  const events: WebhookDeliveryEvent[] = []
-  for (const [accountId, ids] of byAccount)
-    for (let i = 0; i < ids.length; i += MAX_EVENT_DELIVERY_IDS)
-      events.push({ accountId, deliveryIds: ids.slice(i, i + MAX_EVENT_DELIVERY_IDS) })
   // Together rather than one round trip after another: the slots of these POSTs wait for this.
-  await Promise.all(events.map((event) => publishQuietly(deps, TOPIC.webhookDelivery, event)))
+  if (!published) await Promise.all(events.map((event) => publishQuietly(deps, TOPIC.webhookDelivery, event)))
   for (const o of outcomes.filter((o) => !o.ok))
     deps.logger.info({ deliveryId: o.delivery.id, status: o.statusCode, error: o.error }, 'webhook attempt failed')
+}
+
+/**
+ * PostgreSQL: the attempts' INSERT, the deliveries' UPDATE and the delivery log's NOTIFYs
+ * (EventBus.notification) as one statement, two data-modifying WITH queries and a SELECT of the
+ * notifications: one round trip, atomic on its own, where BEGIN, INSERT, UPDATE, COMMIT and a
+ * publish through Prisma were five (docs/performance.md). The other instances hear the events
+ * when it commits, this one's subscribers right after. null where it does not apply (SQLite,
+ * traces on: Database.directRead declines); the caller then writes and publishes its own way.
+ */
+async function deliveredAtOnce(
+  deps: Pick<Deps, 'dbKind' | 'directRead' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  attempts: Prisma.Sql,
+  delivered: Prisma.Sql,
+  events: WebhookDeliveryEvent[],
+): Promise<{ published: boolean } | null> {
+  if (deps.dbKind !== 'postgresql' || !deps.directRead) return null
+  const bus = deps.events
+  let notifications: { channel: string; text: string; deliverLocally(): void }[] | null = null
+  if (bus?.notification)
+    try {
+      notifications = events.map((event) => bus.notification!(TOPIC.webhookDelivery, event))
+    } catch (error) {
+      // As publishQuietly: an event that cannot be sent is logged, the record goes on without it.
+      deps.logger.warn({ err: error, topic: TOPIC.webhookDelivery }, 'live event not published')
+      notifications = []
+    }
+  const select = notifications?.length
+    ? Prisma.sql`SELECT pg_notify(n."channel", n."text")::text AS "sent"
+        FROM (VALUES ${Prisma.join(notifications.map((n) => Prisma.sql`(${n.channel}, ${n.text})`))}) AS n("channel", "text")`
+    : Prisma.sql`SELECT 1 AS "sent"`
+  const rows = await deps.directRead(Prisma.sql`WITH "attempts" AS (${attempts}), "delivered" AS (${delivered}) ${select}`)
+  if (!rows) return null
+  for (const n of notifications ?? []) n.deliverLocally()
+  return { published: notifications !== null }
 }
 
 /**
