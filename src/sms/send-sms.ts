@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import { AppError, isUniqueViolation, validationError } from '../core/errors.js'
+import { AppError, isUniqueViolation, notFound, validationError } from '../core/errors.js'
+import { Prisma } from '../generated/sqlite/client.js'
+import { bigOf, flag, moneyParam, timeOf } from './sql.js'
 import { normalizeMobile } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { MAX_PAGES, segment } from './encoding.js'
@@ -37,7 +39,8 @@ export type SendSmsStatus = 'SENT' | 'PENDING' | 'FAILED' | 'NOCREDT' | (string 
  * deadline the credits go back exactly once. Returns the message id (the report reference).
  */
 export async function sendSms(
-  deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'directRead' | 'directTransaction' | 'env' | 'clock' | 'gateway' | 'logger'> &
+    Partial<Pick<Deps, 'events'>>,
   accountId: string,
   input: SendSmsInput,
   options: SendSmsOptions = {},
@@ -70,57 +73,41 @@ export async function sendSms(
   let created: { paid: boolean; message?: KnownMessage }
   const changes = statusChanges()
   try {
-    created = await db.$transaction(async (tx) => {
-      const account = await tx.account.findUniqueOrThrow({ where: { id: accountId }, select: { pricePerPage: true, name: true } })
-      const cost = account.pricePerPage * BigInt(seg.pages)
-      const { count: paid } = await tx.account.updateMany({
-        where: { id: accountId, creditBalance: { gte: cost } },
-        data: { creditBalance: { decrement: cost } },
-      })
-      await tx.message.create({
-        data: {
-          id,
-          accountId,
-          mobile: to!,
-          sender: sender || defaultSender(account.name),
-          text: input.message,
-          encoding: seg.encoding,
-          pages: seg.pages,
-          costPerPage: account.pricePerPage,
-          creditsDeducted: paid ? cost : 0n,
-          sandbox: gateway.sandbox,
-          gateway: gateway.name,
-          status: 'PENDING',
-          broadcastAt: now,
-          idempotencyKey: key,
-          createdAt: now,
-        },
-      })
-      await tx.messageStatusUpdate.create({ data: { messageId: id, status: 'PENDING', createdAt: now } })
+    // Raw statements in one transaction (src/sms/sql.ts): the charge, the message, its history
+    // row and its submission; a charge and its message commit together.
+    created = await deps.directTransaction(async (run) => {
+      const tx = { run, kind: deps.dbKind }
+      const pages = Prisma.sql`CAST(${seg.pages} AS INTEGER)`
+      // The charge: one conditional UPDATE, answering the price it charged at.
+      const [charged] = await run(Prisma.sql`
+        UPDATE "Account" SET "creditBalance" = "creditBalance" - "pricePerPage" * ${pages}
+        WHERE "id" = ${accountId} AND "creditBalance" >= "pricePerPage" * ${pages}
+        RETURNING "pricePerPage", "name"`)
+      const account = charged ?? (await run(Prisma.sql`SELECT "pricePerPage", "name" FROM "Account" WHERE "id" = ${accountId}`))[0]
+      if (!account) throw notFound('Account')
+      const paid = charged !== undefined
+      const pricePerPage = bigOf(account.pricePerPage)
+      const from = sender || defaultSender(account.name as string)
+      const at = timeOf(tx, now)
+      await run(Prisma.sql`
+        INSERT INTO "Message" ("id", "accountId", "mobile", "sender", "text", "encoding", "pages", "costPerPage", "creditsDeducted",
+          "sandbox", "gateway", "status", "broadcastAt", "idempotencyKey", "createdAt", "updatedAt")
+        VALUES (${id}, ${accountId}, ${to!}, ${from}, ${input.message}, ${seg.encoding}, ${seg.pages}, ${moneyParam(pricePerPage)},
+          ${moneyParam(paid ? pricePerPage * BigInt(seg.pages) : 0n)}, ${flag(gateway.sandbox)}, ${gateway.name}, 'PENDING', ${at}, ${key},
+          ${at}, ${timeOf(tx, new Date())})`)
+      await run(Prisma.sql`
+        INSERT INTO "MessageStatusUpdate" ("id", "messageId", "status", "createdAt") VALUES (${randomUUID()}, ${id}, 'PENDING', ${at})`)
       if (!paid) {
         await applyStatusChange(tx, id, { status: 'NOCREDT', at: now }, changes)
         return { paid: false }
       }
       // Held by this request for the in-process submit below; the sweeper takes it over only
       // when the lease has passed (this process died or is stuck).
-      await tx.smsSubmission.create({
-        data: {
-          messageId: id,
-          accountId,
-          nextAttemptAt: now,
-          deadlineAt: new Date(now.getTime() + deps.env.SMS_SUBMIT_DEADLINE_MS),
-          leaseOwner: token,
-          leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS),
-          createdAt: now,
-        },
-      })
-      const written = {
-        mobile: to!,
-        sender: sender || defaultSender(account.name),
-        text: input.message,
-        encoding: seg.encoding,
-        pages: seg.pages,
-      }
+      await run(Prisma.sql`
+        INSERT INTO "SmsSubmission" ("messageId", "accountId", "nextAttemptAt", "deadlineAt", "leaseOwner", "leaseUntil", "createdAt")
+        VALUES (${id}, ${accountId}, ${at}, ${timeOf(tx, new Date(now.getTime() + deps.env.SMS_SUBMIT_DEADLINE_MS))}, ${token},
+          ${timeOf(tx, new Date(now.getTime() + deps.env.WORKER_LEASE_MS))}, ${at})`)
+      const written = { mobile: to!, sender: from, text: input.message, encoding: seg.encoding, pages: seg.pages }
       return { paid: true, message: { ...written, submission: { attempts: 0 } } }
     })
   } catch (error) {
