@@ -9,7 +9,7 @@ import { createServerAdapter } from '@whatwg-node/server'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { applyMigrations } from '../src/db/migrate.js'
-import { openDatabase, type Database } from '../src/db/client.js'
+import { openDatabase, type Database, type OpenOptions } from '../src/db/client.js'
 import { parseEnv } from '../src/core/env.js'
 import { createApp } from '../src/app.js'
 import { createDeps, type Deps } from '../src/deps.js'
@@ -29,11 +29,13 @@ export async function startBench(
   extraEnv: Record<string, string> = {},
   extraDeps: Partial<Deps> = {},
   databaseUrl: string | null = process.env.BENCH_DATABASE_URL ?? null,
+  /** The database's options (onQuery: count statements). */
+  openOptions: OpenOptions = {},
 ): Promise<Bench> {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-bench-'))
   const url = databaseUrl ?? `file:${join(dir, 'bench.db')}`
   await applyMigrations(url)
-  const database = await openDatabase(url)
+  const database = await openDatabase(url, openOptions)
   const env = parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_PER_SECOND: '0', ...extraEnv })
   const deps = createDeps(database, env, extraDeps)
   const app = createApp({ deps, ready: database.ready })

@@ -452,7 +452,7 @@ describe.each(targets)('SMPP connector on $name', (target) => {
       })
       .catch((error: Error) => error.message)
     await open
-    const first = gateway.submit(outgoing, { db: kit.db, now: clock.now() })
+    const first = gateway.submit(outgoing, { db: kit.db, dbKind: kit.deps.dbKind, now: clock.now() })
     // Long enough for the submit to finish if it does not wait for the open transaction.
     await Promise.race([first, sleep(1_000)])
     release()
@@ -461,7 +461,9 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     expect(smsc.submits.length).toBe(before + 1)
     expect(accepted.gatewayMessageId).toBe(smsc.submits[before]!.messageId)
     // The outbox's retry (the same message id again) finds the part and its id, and sends nothing.
-    expect(await gateway.submit(outgoing, { db: kit.db, now: clock.now() })).toEqual({ gatewayMessageId: accepted.gatewayMessageId })
+    expect(await gateway.submit(outgoing, { db: kit.db, dbKind: kit.deps.dbKind, now: clock.now() })).toEqual({
+      gatewayMessageId: accepted.gatewayMessageId,
+    })
     expect(smsc.submits.length).toBe(before + 1)
   })
 

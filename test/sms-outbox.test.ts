@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
@@ -84,6 +85,29 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
     expect(sent).toMatchObject({ status: 'SENT', done: false, creditsDeducted: '1.0000' })
     expect(await state(sent.id)).toMatchObject({ state: 'submitted', attempts: 1, leaseUntil: null })
     expect(await balance(s)).toBe(90_000n)
+  })
+
+  it('writes the sends of one turn in one transaction; one that fails there is written again alone and fails alone', async () => {
+    control.mode = 'accept'
+    const s = await funded()
+    const poor = await kit.seed().account()
+    await kit.db.account.update({ where: { id: poor.account.id }, data: { creditBalance: 0n } })
+    const [paid, unpaid, missing] = await Promise.allSettled([
+      sendSms(kit.deps, s.account.id, { to: '+254712345678', message: 'one' }),
+      sendSms(kit.deps, poor.account.id, { to: '+254712345678', message: 'two' }),
+      sendSms(kit.deps, randomUUID(), { to: '+254712345678', message: 'three' }),
+    ])
+    expect(paid).toMatchObject({ status: 'fulfilled', value: { status: 'SENT' } })
+    expect(unpaid).toMatchObject({ status: 'fulfilled', value: { status: 'NOCREDT' } })
+    expect(missing).toMatchObject({ status: 'rejected', reason: { code: 'NOT_FOUND' } })
+    expect(await balance(s)).toBe(90_000n)
+    expect(await balance(poor)).toBe(0n)
+    const written = await kit.db.message.findMany({ where: { text: { in: ['one', 'two', 'three'] } }, orderBy: { text: 'asc' } })
+    expect(written.map((m) => [m.text, m.status, m.creditsDeducted])).toEqual([
+      ['one', 'SENT', 10_000n],
+      ['two', 'NOCREDT', 0n],
+    ])
+    expect(await history((paid as PromiseFulfilledResult<{ id: string }>).value.id)).toEqual(['PENDING', 'SENT'])
   })
 
   it('refunds a refusal at once: FAILED, credits back, submission refunded', async () => {

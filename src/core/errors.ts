@@ -92,7 +92,12 @@ export function databaseFault(error: unknown): AppError | null {
   return isDatabaseUnavailable(error) ? new AppError('SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly') : null
 }
 
-/** Prisma's unique-constraint violation. */
+/** Unique-constraint violations as the drivers raise them to a direct statement (Database.directTransaction), and Prisma's own. */
+const UNIQUE_CODES = new Set(['P2002', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY', '23505'])
+
+/** A unique-constraint violation: Prisma's, a driver's, or a raw statement's through Prisma's adapter (P2010). */
 export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: string }).code === 'P2002'
+  if (typeof error !== 'object' || error === null) return false
+  const { code, meta } = error as { code?: string; meta?: { driverAdapterError?: { cause?: { kind?: string } } } }
+  return UNIQUE_CODES.has(code ?? '') || meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation'
 }

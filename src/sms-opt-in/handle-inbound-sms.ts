@@ -4,7 +4,7 @@ import { normalizeMobile, simKey } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { sendSms } from '../sms/send-sms.js'
 import { contactKeys } from '../messaging/contacts.js'
-import type { Db, Tx } from '../db/client.js'
+import { prismaTransaction, type Db, type Tx } from '../db/client.js'
 import { deferredEvents, publishQuietly, TOPIC, type MembershipEvent } from '../live/topics.js'
 
 export interface InboundSms {
@@ -23,7 +23,7 @@ export type InboundAction = 'SUBSCRIBED' | 'UNSUBSCRIBED' | 'IGNORED'
  * delivery report. Anything else is ignored.
  */
 export async function handleInboundSms(
-  deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>,
   accountId: string,
   input: InboundSms,
 ) {
@@ -87,7 +87,16 @@ export async function handleInboundSms(
       }
       let autoresponseId: string | null = null
       if (reply) {
-        const sent = await sendSms({ ...deps, db: onTransaction(tx), events: later.events }, accountId, {
+        // Its raw statements too (src/sms/sql.ts): through Prisma on this transaction, not beside it.
+        const onTx = onTransaction(tx)
+        const nested = {
+          ...deps,
+          db: onTx,
+          directRead: undefined,
+          directTransaction: prismaTransaction(onTx, deps.dbKind),
+          events: later.events,
+        }
+        const sent = await sendSms(nested, accountId, {
           to: from,
           message: reply,
           sender: match.group.subscriptionSim,

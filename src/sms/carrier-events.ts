@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js'
+import { Prisma } from '../generated/sqlite/client.js'
 import { applyStatusChange } from './record-status.js'
 import { mapCarrierStatus } from './delivery-status.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
@@ -9,7 +10,7 @@ import { publishStatusChanges, statusChanges } from '../live/status-events.js'
  * when its lease runs out.
  */
 export async function applyDueCarrierEvents(
-  deps: Pick<Deps, 'db' | 'clock' | 'env'> & Partial<Pick<Deps, 'events' | 'logger'>>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'clock' | 'env' | 'directTransaction'> & Partial<Pick<Deps, 'events' | 'logger'>>,
   owner: string,
   limit = 500,
 ): Promise<number> {
@@ -28,12 +29,14 @@ export async function applyDueCarrierEvents(
     const changes = statusChanges()
     // Applying the report and removing the event are one transaction: a crash between the two
     // would otherwise apply the report again after the lease (a second status row and webhook).
-    await db
-      .$transaction(async (tx) => {
-        const { count } = await tx.scheduledCarrierEvent.deleteMany({ where: { id: event.id, leaseOwner: token } })
-        if (!count) return
+    await deps
+      .directTransaction(async (run) => {
+        const deleted = await run(
+          Prisma.sql`DELETE FROM "ScheduledCarrierEvent" WHERE "id" = ${event.id} AND "leaseOwner" = ${token} RETURNING "id"`,
+        )
+        if (!deleted.length) return
         await applyStatusChange(
-          tx,
+          { run, kind: deps.dbKind },
           event.messageId,
           {
             status: mapCarrierStatus(event.carrierStatus),

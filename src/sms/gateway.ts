@@ -1,4 +1,5 @@
-import type { Db } from '../db/client.js'
+import type { Db, DirectRead } from '../db/client.js'
+import type { DatabaseKind } from '../db/connection-url.js'
 
 /** What a gateway is handed. */
 export interface OutgoingSms {
@@ -16,7 +17,15 @@ export interface OutgoingSms {
 
 export interface GatewayContext {
   db: Db
+  dbKind: DatabaseKind
+  /** Raw statements without Prisma's runtime (Database.directRead; src/sms/sql.ts statementOf). */
+  directRead?: DirectRead
   now: Date
+  /**
+   * The message was written by this same call (sendSms) and never submitted before: there is no
+   * earlier attempt's state to look for (an SMPP connector's part rows).
+   */
+  fresh?: boolean
 }
 
 /**

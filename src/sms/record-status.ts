@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import type { Tx } from '../db/client.js'
+import { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError } from '../core/errors.js'
 import { textProblem } from '../messaging/input-rules.js'
 import { isFinal, mapCarrierStatus, type DeliveryStatus } from './delivery-status.js'
@@ -9,20 +10,36 @@ import type { StatusEvent } from '../live/topics.js'
 import { currentTraceparent, tracingEnabled } from '../core/tracing.js'
 import { newWebhookId } from '../webhooks/signature.js'
 import { bodyFor, subscribes } from '../webhooks/event-types.js'
-import { ENDPOINT_ORDER } from '../webhooks/endpoints.js'
+import { bigOf, boolOf, dateOf, flag, timeOf, type SqlTx } from './sql.js'
 
 export interface StatusChange {
   status: DeliveryStatus
   carrierStatus?: string | null
   carrierErrorCode?: string | null
   mccmnc?: string | null
+  /** The gateway's id of the message, written with the change (and also when the change is ignored). */
+  gatewayMessageId?: string
   at: Date
 }
+
+/** The message as applyStatusChange reads it: the report's fields, the submission's state, the account's endpoints. */
+const currentOf = (kind: SqlTx['kind'], messageId: string) => Prisma.sql`
+  SELECT m."accountId", m."mobile", m."sender", m."status", m."broadcastAt", m."pages", m."costPerPage",
+    m."creditsDeducted", m."mccmnc", m."done", m."doneAt", m."sandbox", s."state" AS "submissionState",
+    a."timezone", e."id" AS "endpointId", e."eventTypes", e."payloadFormat"
+  FROM "Message" m
+  JOIN "Account" a ON a."id" = m."accountId"
+  LEFT JOIN "SmsSubmission" s ON s."messageId" = m."id"
+  LEFT JOIN "WebhookEndpoint" e ON e."accountId" = m."accountId" AND e."disabledAt" IS NULL
+  WHERE m."id" = ${messageId}
+  ORDER BY e."createdAt", e."id"${kind === 'postgresql' ? Prisma.sql` FOR UPDATE OF m` : Prisma.empty}`
 
 /**
  * Applies one status change to a message, records it in the history and writes a delivery to the
  * outbox for each of the account's enabled endpoints subscribed to `message.status`: all in the
- * caller's transaction.
+ * caller's transaction, in raw statements (SqlTx): one read of the message with its account's
+ * endpoints (on PostgreSQL locking the message's row, so two changes of one message apply one
+ * after the other), the message's UPDATE, the history row and the deliveries' one INSERT.
  * Only real changes count: a final status is final (a late ENROUTE after DELIVRD, or an UNDELIV
  * after DELIVRD, is ignored), a repeat of the current status is ignored, and so is any carrier
  * report on a message whose credits were refunded. Each applied change makes one webhook
@@ -30,67 +47,73 @@ export interface StatusChange {
  * Returns false when ignored. An applied change is appended to `changes`, which the caller
  * publishes once its transaction has committed (src/live/status-events.ts).
  */
-export async function applyStatusChange(tx: Tx, messageId: string, change: StatusChange, changes?: StatusEvent[]): Promise<boolean> {
-  const current = await tx.message.findUnique({
-    where: { id: messageId },
-    select: {
-      status: true,
-      done: true,
-      submission: { select: { state: true } },
-      account: {
-        select: {
-          timezone: true,
-          webhooks: { where: { disabledAt: null }, select: { id: true, eventTypes: true, payloadFormat: true }, orderBy: ENDPOINT_ORDER },
-        },
-      },
-    },
-  })
+export async function applyStatusChange(tx: SqlTx, messageId: string, change: StatusChange, changes?: StatusEvent[]): Promise<boolean> {
+  const rows = await tx.run(currentOf(tx.kind, messageId))
+  const current = rows[0]
   if (!current) throw notFound('Message')
-  if (current.done || current.status === change.status) return false
-  // A carrier report for a message refunded as never submitted (it reached the carrier after all)
-  // cannot undo the refund; the message stays FAILED so balance and report agree.
-  if (change.carrierStatus && current.submission?.state === 'refunded') return false
+  const ignored =
+    boolOf(current.done) ||
+    current.status === change.status ||
+    // A carrier report for a message refunded as never submitted (it reached the carrier after all)
+    // cannot undo the refund; the message stays FAILED so balance and report agree.
+    (!!change.carrierStatus && current.submissionState === 'refunded')
+  if (ignored) {
+    if (change.gatewayMessageId !== undefined)
+      await tx.run(Prisma.sql`
+        UPDATE "Message" SET "gatewayMessageId" = ${change.gatewayMessageId}, "updatedAt" = ${timeOf(tx, new Date())}
+        WHERE "id" = ${messageId}`)
+    return false
+  }
   const final = isFinal(change.status)
-  const message = await tx.message.update({
-    where: { id: messageId },
-    data: {
-      status: change.status,
-      done: final,
-      doneAt: final ? change.at : null,
-      ...(change.carrierStatus !== undefined ? { carrierStatus: change.carrierStatus } : {}),
-      ...(change.carrierErrorCode !== undefined ? { carrierErrorCode: change.carrierErrorCode } : {}),
-      ...(change.mccmnc ? { mccmnc: change.mccmnc } : {}),
-    },
-  })
-  await tx.messageStatusUpdate.create({
-    data: {
-      messageId,
-      status: change.status,
-      carrierStatus: change.carrierStatus ?? null,
-      carrierErrorCode: change.carrierErrorCode ?? null,
-      createdAt: change.at,
-    },
-  })
-  changes?.push({ accountId: message.accountId, messageId, status: change.status })
+  const sets = [
+    Prisma.sql`"status" = ${change.status}`,
+    Prisma.sql`"done" = ${flag(final)}`,
+    Prisma.sql`"doneAt" = ${final ? timeOf(tx, change.at) : null}`,
+    // When the row changed (as Prisma's @updatedAt), not when the change happened at the carrier.
+    Prisma.sql`"updatedAt" = ${timeOf(tx, new Date())}`,
+  ]
+  if (change.carrierStatus !== undefined) sets.push(Prisma.sql`"carrierStatus" = ${change.carrierStatus}`)
+  if (change.carrierErrorCode !== undefined) sets.push(Prisma.sql`"carrierErrorCode" = ${change.carrierErrorCode}`)
+  if (change.mccmnc) sets.push(Prisma.sql`"mccmnc" = ${change.mccmnc}`)
+  if (change.gatewayMessageId !== undefined) sets.push(Prisma.sql`"gatewayMessageId" = ${change.gatewayMessageId}`)
+  await tx.run(Prisma.sql`UPDATE "Message" SET ${Prisma.join(sets)} WHERE "id" = ${messageId}`)
+  await tx.run(Prisma.sql`
+    INSERT INTO "MessageStatusUpdate" ("id", "messageId", "status", "carrierStatus", "carrierErrorCode", "createdAt")
+    VALUES (${randomUUID()}, ${messageId}, ${change.status}, ${change.carrierStatus ?? null}, ${change.carrierErrorCode ?? null}, ${timeOf(tx, change.at)})`)
+  const accountId = current.accountId as string
+  changes?.push({ accountId, messageId, status: change.status })
   // One delivery per enabled endpoint subscribed to status updates, each in the body it asked for.
-  const endpoints = current.account.webhooks.filter((e) => subscribes(e.eventTypes, 'message.status'))
+  const endpoints = rows.filter((e) => e.endpointId !== null && subscribes(e.eventTypes as string, 'message.status'))
   if (endpoints.length) {
-    const report = deliveryReport(message, current.account.timezone)
+    const report = deliveryReport(
+      {
+        id: messageId,
+        mobile: current.mobile as string,
+        sender: current.sender as string,
+        status: change.status,
+        broadcastAt: dateOf(current.broadcastAt)!,
+        pages: Number(current.pages),
+        costPerPage: bigOf(current.costPerPage),
+        creditsDeducted: bigOf(current.creditsDeducted),
+        mccmnc: change.mccmnc || (current.mccmnc as string),
+        done: final,
+        doneAt: final ? change.at : null,
+        sandbox: boolOf(current.sandbox),
+      },
+      current.timezone as string,
+    )
     // The request (or worker tick) that caused the update: each attempt's span links back to it.
     const traceparent = tracingEnabled ? currentTraceparent() : null
-    await tx.webhookDelivery.createMany({
-      data: endpoints.map((endpoint) => ({
-        id: newWebhookId(),
-        accountId: message.accountId,
-        endpointId: endpoint.id,
-        eventType: 'message.status',
-        messageId,
-        body: bodyFor(endpoint.payloadFormat, 'message.status', change.at, report),
-        nextAttemptAt: change.at,
-        createdAt: change.at,
-        traceparent,
-      })),
-    })
+    const at = timeOf(tx, change.at)
+    await tx.run(Prisma.sql`
+      INSERT INTO "WebhookDelivery" ("id", "accountId", "endpointId", "eventType", "messageId", "body", "nextAttemptAt", "createdAt", "traceparent")
+      VALUES ${Prisma.join(
+        endpoints.map(
+          (endpoint) =>
+            Prisma.sql`(${newWebhookId()}, ${accountId}, ${endpoint.endpointId as string}, 'message.status', ${messageId},
+              ${bodyFor(endpoint.payloadFormat as string, 'message.status', change.at, report)}, ${at}, ${at}, ${traceparent})`,
+        ),
+      )}`)
   }
   return true
 }
@@ -107,41 +130,50 @@ export interface CarrierReport {
   at?: Date
 }
 
-/** The connector entry point for status changes. `accountId` scopes the lookup when given. */
-export async function recordCarrierStatus(
-  deps: Pick<Deps, 'db' | 'clock'> & Partial<Pick<Deps, 'events' | 'logger'>>,
-  report: CarrierReport,
-  accountId?: string,
-) {
-  const { db, clock } = deps
-  // Text no database can store or compare (NUL, lone surrogates) is refused before any query.
+/**
+ * A carrier's report as the status change it makes. Text no database can store or compare (NUL,
+ * lone surrogates) is refused (422) before any statement, and so is an unknown status.
+ */
+export function carrierChange(report: CarrierReport, now: Date): StatusChange {
   const details = (['messageId', 'gateway', 'gatewayMessageId', 'status', 'errorCode', 'mccmnc'] as const).flatMap((field) => {
     const problem = typeof report[field] === 'string' ? textProblem(report[field]) : null
     return problem ? [{ field, message: `${field} ${problem}` }] : []
   })
   if (details.length) throw validationError(details)
-  const status = mapCarrierStatus(report.status)
+  return {
+    status: mapCarrierStatus(report.status),
+    carrierStatus: report.status.trim().toUpperCase(),
+    carrierErrorCode: report.errorCode ?? null,
+    mccmnc: report.mccmnc,
+    at: report.at ?? now,
+  }
+}
+
+type RecordDeps = Pick<Deps, 'clock' | 'dbKind' | 'directTransaction'> & Partial<Pick<Deps, 'events' | 'logger'>>
+
+/** The connector entry point for status changes. `accountId` scopes the lookup when given. */
+export async function recordCarrierStatus(deps: RecordDeps, report: CarrierReport, accountId?: string) {
+  const change = carrierChange(report, deps.clock.now())
+  const scope = accountId ? Prisma.sql` AND "accountId" = ${accountId}` : Prisma.empty
   const where = report.messageId
-    ? { id: report.messageId }
-    : { gateway: report.gateway ?? '', gatewayMessageId: report.gatewayMessageId ?? '' }
+    ? Prisma.sql`"id" = ${report.messageId}`
+    : Prisma.sql`"gateway" = ${report.gateway ?? ''} AND "gatewayMessageId" = ${report.gatewayMessageId ?? ''}`
   const changes = statusChanges()
-  const result = await db.$transaction(async (tx) => {
-    const message = await tx.message.findFirst({ where: { ...where, ...(accountId ? { accountId } : {}) }, select: { id: true } })
+  const result = await deps.directTransaction(async (run) => {
+    const [message] = await run(Prisma.sql`SELECT "id" FROM "Message" WHERE ${where}${scope} LIMIT 1`)
     if (!message) throw notFound('Message')
-    const applied = await applyStatusChange(
-      tx,
-      message.id,
-      {
-        status,
-        carrierStatus: report.status.trim().toUpperCase(),
-        carrierErrorCode: report.errorCode ?? null,
-        mccmnc: report.mccmnc,
-        at: report.at ?? clock.now(),
-      },
-      changes,
-    )
-    return { messageId: message.id, status, applied }
+    const messageId = message.id as string
+    const applied = await applyStatusChange({ run, kind: deps.dbKind }, messageId, change, changes)
+    return { messageId, status: change.status, applied }
   })
   await publishStatusChanges(deps, changes)
   return result
+}
+
+/** Applies a change to a message known by its id, in a transaction of its own; publishes it once committed. */
+export async function recordStatusChange(deps: RecordDeps, messageId: string, change: StatusChange): Promise<boolean> {
+  const changes = statusChanges()
+  const applied = await deps.directTransaction((run) => applyStatusChange({ run, kind: deps.dbKind }, messageId, change, changes))
+  await publishStatusChanges(deps, changes)
+  return applied
 }

@@ -6,7 +6,8 @@ import { MAX_PAGES, segment } from './encoding.js'
 import { IDEMPOTENCY_KEY, SENDER_PATTERN, defaultSender } from './send-sms.js'
 import { leaseToken, submitHeld } from './submit-sms.js'
 
-type BulkDeps = Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>
+type BulkDeps = Pick<Deps, 'db' | 'dbKind' | 'directRead' | 'directTransaction' | 'env' | 'clock' | 'gateway' | 'logger'> &
+  Partial<Pick<Deps, 'events'>>
 
 export interface SendSmsToGroupInput {
   groupId: string

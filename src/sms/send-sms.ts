@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import type { Deps } from '../deps.js'
-import { AppError, isUniqueViolation, validationError } from '../core/errors.js'
+import { AppError, isUniqueViolation, notFound, validationError } from '../core/errors.js'
+import { Prisma } from '../generated/sqlite/client.js'
+import { bigOf, flag, moneyParam, timeOf, type SqlTx } from './sql.js'
 import { normalizeMobile } from '../messaging/mobile.js'
 import { InputRules } from '../messaging/input-rules.js'
 import { MAX_PAGES, segment } from './encoding.js'
 import { applyStatusChange } from './record-status.js'
 import { leaseToken, submitHeld, type KnownMessage } from './submit-sms.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
+import type { StatusEvent } from '../live/topics.js'
 
 export interface SendSmsInput {
   to: string
@@ -37,7 +40,8 @@ export type SendSmsStatus = 'SENT' | 'PENDING' | 'FAILED' | 'NOCREDT' | (string 
  * deadline the credits go back exactly once. Returns the message id (the report reference).
  */
 export async function sendSms(
-  deps: Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>,
+  deps: Pick<Deps, 'db' | 'dbKind' | 'directRead' | 'directTransaction' | 'env' | 'clock' | 'gateway' | 'logger'> &
+    Partial<Pick<Deps, 'events'>>,
   accountId: string,
   input: SendSmsInput,
   options: SendSmsOptions = {},
@@ -67,62 +71,26 @@ export async function sendSms(
   const now = deps.clock.now()
   const id = randomUUID()
   const token = leaseToken('send', now)
-  let created: { paid: boolean; message?: KnownMessage }
-  const changes = statusChanges()
+  const send: NewSend = {
+    id,
+    accountId,
+    to: to!,
+    sender,
+    text: input.message,
+    encoding: seg.encoding,
+    pages: seg.pages,
+    key,
+    token,
+    now,
+    sandbox: gateway.sandbox,
+    gateway: gateway.name,
+    deadlineAt: new Date(now.getTime() + deps.env.SMS_SUBMIT_DEADLINE_MS),
+    leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS),
+  }
+  let created: Written
   try {
-    created = await db.$transaction(async (tx) => {
-      const account = await tx.account.findUniqueOrThrow({ where: { id: accountId }, select: { pricePerPage: true, name: true } })
-      const cost = account.pricePerPage * BigInt(seg.pages)
-      const { count: paid } = await tx.account.updateMany({
-        where: { id: accountId, creditBalance: { gte: cost } },
-        data: { creditBalance: { decrement: cost } },
-      })
-      await tx.message.create({
-        data: {
-          id,
-          accountId,
-          mobile: to!,
-          sender: sender || defaultSender(account.name),
-          text: input.message,
-          encoding: seg.encoding,
-          pages: seg.pages,
-          costPerPage: account.pricePerPage,
-          creditsDeducted: paid ? cost : 0n,
-          sandbox: gateway.sandbox,
-          gateway: gateway.name,
-          status: 'PENDING',
-          broadcastAt: now,
-          idempotencyKey: key,
-          createdAt: now,
-        },
-      })
-      await tx.messageStatusUpdate.create({ data: { messageId: id, status: 'PENDING', createdAt: now } })
-      if (!paid) {
-        await applyStatusChange(tx, id, { status: 'NOCREDT', at: now }, changes)
-        return { paid: false }
-      }
-      // Held by this request for the in-process submit below; the sweeper takes it over only
-      // when the lease has passed (this process died or is stuck).
-      await tx.smsSubmission.create({
-        data: {
-          messageId: id,
-          accountId,
-          nextAttemptAt: now,
-          deadlineAt: new Date(now.getTime() + deps.env.SMS_SUBMIT_DEADLINE_MS),
-          leaseOwner: token,
-          leaseUntil: new Date(now.getTime() + deps.env.WORKER_LEASE_MS),
-          createdAt: now,
-        },
-      })
-      const written = {
-        mobile: to!,
-        sender: sender || defaultSender(account.name),
-        text: input.message,
-        encoding: seg.encoding,
-        pages: seg.pages,
-      }
-      return { paid: true, message: { ...written, submission: { attempts: 0 } } }
-    })
+    // A keyed send is written on its own: its unique key's violation is its caller's answer.
+    created = key === null ? await writeGrouped(deps, send) : await writeAlone(deps, send)
   } catch (error) {
     // The same key sent twice at once: the other request committed first; answer its message.
     if (key !== null && isUniqueViolation(error)) {
@@ -131,6 +99,7 @@ export async function sendSms(
     }
     throw error
   }
+  const changes = created.changes
   await publishStatusChanges(deps, changes)
   if (!created.paid) return { id, status: 'NOCREDT' }
 
@@ -143,6 +112,156 @@ export async function sendSms(
   }
   const current = await db.message.findUniqueOrThrow({ where: { id }, select: { status: true } })
   return { id, status: current.status }
+}
+
+/** A send to write: the message as sendSms validated it, with what its gateway and settings add. */
+interface NewSend {
+  id: string
+  accountId: string
+  to: string
+  /** As given; null or empty: the account's name (defaultSender). */
+  sender: string | null | undefined
+  text: string
+  encoding: string
+  pages: number
+  key: string | null
+  token: string
+  now: Date
+  sandbox: boolean
+  gateway: string
+  deadlineAt: Date
+  leaseUntil: Date
+}
+
+/** A written send: paid (with the message for the in-process submit) or NOCREDT, and its status changes to publish. */
+interface Written {
+  paid: boolean
+  message?: KnownMessage
+  changes: StatusEvent[]
+}
+
+type WriteDeps = Pick<Deps, 'dbKind' | 'directTransaction'>
+
+/**
+ * Writes sends in one transaction of raw statements (src/sms/sql.ts): each one's charge (one
+ * conditional UPDATE answering the price it charged at; the account is read only when it failed),
+ * then the messages, their PENDING history rows and the paid ones' submissions, each in one
+ * multi-row INSERT. A charge and its message commit together.
+ */
+async function writeSends(tx: SqlTx, sends: NewSend[]): Promise<Written[]> {
+  const { run } = tx
+  const charges: { paid: boolean; pricePerPage: bigint; sender: string }[] = []
+  // In account order: two groups charging the same accounts lock their rows (PostgreSQL) in the same order, never in a cycle.
+  const order = sends
+    .map((_, i) => i)
+    .sort((a, b) => (sends[a]!.accountId < sends[b]!.accountId ? -1 : sends[a]!.accountId > sends[b]!.accountId ? 1 : a - b))
+  for (const i of order) {
+    const send = sends[i]!
+    const pages = Prisma.sql`CAST(${send.pages} AS INTEGER)`
+    const [charged] = await run(Prisma.sql`
+      UPDATE "Account" SET "creditBalance" = "creditBalance" - "pricePerPage" * ${pages}
+      WHERE "id" = ${send.accountId} AND "creditBalance" >= "pricePerPage" * ${pages}
+      RETURNING "pricePerPage", "name"`)
+    const account = charged ?? (await run(Prisma.sql`SELECT "pricePerPage", "name" FROM "Account" WHERE "id" = ${send.accountId}`))[0]
+    if (!account) throw notFound('Account')
+    charges[i] = {
+      paid: charged !== undefined,
+      pricePerPage: bigOf(account.pricePerPage),
+      sender: send.sender || defaultSender(account.name as string),
+    }
+  }
+  const updatedAt = timeOf(tx, new Date())
+  await run(Prisma.sql`
+    INSERT INTO "Message" ("id", "accountId", "mobile", "sender", "text", "encoding", "pages", "costPerPage", "creditsDeducted",
+      "sandbox", "gateway", "status", "broadcastAt", "idempotencyKey", "createdAt", "updatedAt")
+    VALUES ${Prisma.join(
+      sends.map((send, i) => {
+        const { paid, pricePerPage, sender } = charges[i]!
+        const at = timeOf(tx, send.now)
+        return Prisma.sql`(${send.id}, ${send.accountId}, ${send.to}, ${sender}, ${send.text}, ${send.encoding}, ${send.pages},
+          ${moneyParam(pricePerPage)}, ${moneyParam(paid ? pricePerPage * BigInt(send.pages) : 0n)}, ${flag(send.sandbox)},
+          ${send.gateway}, 'PENDING', ${at}, ${send.key}, ${at}, ${updatedAt})`
+      }),
+    )}`)
+  await run(Prisma.sql`
+    INSERT INTO "MessageStatusUpdate" ("id", "messageId", "status", "createdAt")
+    VALUES ${Prisma.join(sends.map((send) => Prisma.sql`(${randomUUID()}, ${send.id}, 'PENDING', ${timeOf(tx, send.now)})`))}`)
+  const written: Written[] = []
+  for (const [i, send] of sends.entries()) {
+    const changes = statusChanges()
+    if (!charges[i]!.paid) await applyStatusChange(tx, send.id, { status: 'NOCREDT', at: send.now }, changes)
+    written.push({ paid: charges[i]!.paid, changes })
+  }
+  const paid = sends.filter((_, i) => charges[i]!.paid)
+  // Held by its request for the in-process submit; the sweeper takes it over only when the
+  // lease has passed (that process died or is stuck).
+  if (paid.length)
+    await run(Prisma.sql`
+      INSERT INTO "SmsSubmission" ("messageId", "accountId", "nextAttemptAt", "deadlineAt", "leaseOwner", "leaseUntil", "createdAt")
+      VALUES ${Prisma.join(
+        paid.map(
+          (send) => Prisma.sql`(${send.id}, ${send.accountId}, ${timeOf(tx, send.now)}, ${timeOf(tx, send.deadlineAt)}, ${send.token},
+            ${timeOf(tx, send.leaseUntil)}, ${timeOf(tx, send.now)})`,
+        ),
+      )}`)
+  return sends.map((send, i) => {
+    const { paid, sender } = charges[i]!
+    if (!paid) return written[i]!
+    const message = { mobile: send.to, sender, text: send.text, encoding: send.encoding, pages: send.pages, submission: { attempts: 0 } }
+    return { ...written[i]!, message }
+  })
+}
+
+const writeAlone = async (deps: WriteDeps, send: NewSend) =>
+  (await deps.directTransaction((run) => writeSends({ run, kind: deps.dbKind }, [send])))[0]!
+
+/** Sends in one group at most (a multi-row INSERT's values stay far below both databases' limits). */
+const MAX_GROUP = 100
+
+interface Waiting {
+  send: NewSend
+  resolve(written: Written): void
+  reject(error: unknown): void
+}
+/** The sends waiting for this turn's transaction, by the database's transaction (one per database). */
+const groups = new WeakMap<WriteDeps['directTransaction'], Waiting[]>()
+
+/**
+ * Writes a send with the others that arrive in the same event-loop turn (concurrent requests,
+ * a bulk send's callers): one transaction, one commit and one INSERT per table for all of them,
+ * at the next `setImmediate`. When the group's transaction fails (one send's bad value undoes
+ * all), each send is written again on its own, so that only its own caller sees its failure.
+ */
+function writeGrouped(deps: WriteDeps, send: NewSend): Promise<Written> {
+  return new Promise((resolve, reject) => {
+    let group = groups.get(deps.directTransaction)
+    if (!group) {
+      const started: Waiting[] = []
+      group = started
+      groups.set(deps.directTransaction, started)
+      setImmediate(() => {
+        if (groups.get(deps.directTransaction) === started) groups.delete(deps.directTransaction)
+        void writeGroup(deps, started)
+      })
+    }
+    group.push({ send, resolve, reject })
+    if (group.length >= MAX_GROUP) groups.delete(deps.directTransaction)
+  })
+}
+
+async function writeGroup(deps: WriteDeps, group: Waiting[]) {
+  try {
+    const written = await deps.directTransaction((run) =>
+      writeSends(
+        { run, kind: deps.dbKind },
+        group.map((w) => w.send),
+      ),
+    )
+    group.forEach((w, i) => w.resolve(written[i]!))
+  } catch (error) {
+    if (group.length === 1) return group[0]!.reject(error)
+    for (const w of group) await writeAlone(deps, w.send).then(w.resolve, w.reject)
+  }
 }
 
 /** The message an earlier request with this key created, or null. Another request under the key is refused. */

@@ -1,10 +1,14 @@
 import type { Deps } from '../deps.js'
+import { Prisma } from '../generated/sqlite/client.js'
+import { notFound } from '../core/errors.js'
+import { bigOf, moneyParam, timeOf } from './sql.js'
 import { TransientGatewayError } from './gateway.js'
 import { applyStatusChange } from './record-status.js'
 import { mapCarrierStatus } from './delivery-status.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 
-type SubmitDeps = Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>
+type SubmitDeps = Pick<Deps, 'db' | 'dbKind' | 'directRead' | 'directTransaction' | 'env' | 'clock' | 'gateway' | 'logger'> &
+  Partial<Pick<Deps, 'events'>>
 
 /** Backoff between submit attempts: 1 s, 2 s, 4 s ... capped at a minute (the deadline ends it). */
 export const submitBackoffMs = (attempts: number) => Math.min(60_000, 1000 * 2 ** Math.max(0, attempts - 1))
@@ -58,7 +62,7 @@ export async function submitHeld(
         encoding: message.encoding as 'GSM_7' | 'UCS_2',
         pages: message.pages,
       },
-      { db, now: deps.clock.now() },
+      { db, dbKind: deps.dbKind, directRead: deps.directRead, now: deps.clock.now(), fresh: written !== undefined },
     )
   } catch (error) {
     const reason = (error as Error).message ?? String(error)
@@ -81,16 +85,24 @@ export async function submitHeld(
     return (await refundSubmission(deps, messageId, { token, code: 'SUBMIT', reason })) ? 'FAILED' : 'LOST'
   }
   const changes = statusChanges()
-  const outcome = await db.$transaction(async (tx) => {
+  // Raw statements (SqlTx): the submission's close, then the message's SENT with its gateway id,
+  // history and webhooks (one UPDATE of the message carries both).
+  const outcome = await deps.directTransaction(async (run) => {
+    const tx = { run, kind: deps.dbKind }
     const now = deps.clock.now()
-    const { count } = await tx.smsSubmission.updateMany({
-      where: held,
-      data: { state: 'submitted', attempts: { increment: 1 }, finishedAt: now, leaseUntil: null, lastError: null },
-    })
-    if (!count) return 'LOST' as const
-    await tx.message.update({ where: { id: messageId }, data: { gatewayMessageId: accepted.gatewayMessageId } })
-    // Ignored when the carrier's final report was applied first (resubmission after a crash).
-    await applyStatusChange(tx, messageId, { status: 'SENT', mccmnc: accepted.mccmnc, at: now }, changes)
+    const closed = await run(Prisma.sql`
+      UPDATE "SmsSubmission"
+      SET "state" = 'submitted', "attempts" = "attempts" + 1, "finishedAt" = ${timeOf(tx, now)}, "leaseUntil" = NULL, "lastError" = NULL
+      WHERE "messageId" = ${messageId} AND "state" = 'pending' AND "leaseOwner" = ${token}
+      RETURNING "messageId"`)
+    if (!closed.length) return 'LOST' as const
+    // Ignored when the carrier's final report was applied first (resubmission after a crash); the gateway id is written either way.
+    await applyStatusChange(
+      tx,
+      messageId,
+      { status: 'SENT', mccmnc: accepted.mccmnc, gatewayMessageId: accepted.gatewayMessageId, at: now },
+      changes,
+    )
     if (accepted.finalReport) {
       const { status, errorCode } = accepted.finalReport
       await applyStatusChange(
@@ -113,21 +125,25 @@ export async function submitHeld(
  * Returns false when someone else finished the submission first.
  */
 export async function refundSubmission(
-  deps: Pick<Deps, 'db' | 'clock'> & Partial<Pick<Deps, 'events' | 'logger'>>,
+  deps: Pick<Deps, 'clock' | 'dbKind' | 'directTransaction'> & Partial<Pick<Deps, 'events' | 'logger'>>,
   messageId: string,
   { token, code, reason }: { token: string; code: string; reason: string },
 ): Promise<boolean> {
   const changes = statusChanges()
-  const refunded = await deps.db.$transaction(async (tx) => {
+  const refunded = await deps.directTransaction(async (run) => {
+    const tx = { run, kind: deps.dbKind }
     const now = deps.clock.now()
-    const { count } = await tx.smsSubmission.updateMany({
-      where: { messageId, state: 'pending', leaseOwner: token },
-      data: { state: 'refunded', finishedAt: now, leaseUntil: null, lastError: reason },
-    })
-    if (!count) return false
-    const message = await tx.message.findUniqueOrThrow({ where: { id: messageId }, select: { accountId: true, creditsDeducted: true } })
-    await tx.account.update({ where: { id: message.accountId }, data: { creditBalance: { increment: message.creditsDeducted } } })
-    await tx.message.update({ where: { id: messageId }, data: { creditsDeducted: 0n } })
+    const closed = await run(Prisma.sql`
+      UPDATE "SmsSubmission" SET "state" = 'refunded', "finishedAt" = ${timeOf(tx, now)}, "leaseUntil" = NULL, "lastError" = ${reason}
+      WHERE "messageId" = ${messageId} AND "state" = 'pending' AND "leaseOwner" = ${token}
+      RETURNING "messageId"`)
+    if (!closed.length) return false
+    const [message] = await run(Prisma.sql`SELECT "accountId", "creditsDeducted" FROM "Message" WHERE "id" = ${messageId}`)
+    if (!message) throw notFound('Message')
+    await run(Prisma.sql`
+      UPDATE "Account" SET "creditBalance" = "creditBalance" + ${moneyParam(bigOf(message.creditsDeducted))}
+      WHERE "id" = ${message.accountId as string}`)
+    await run(Prisma.sql`UPDATE "Message" SET "creditsDeducted" = 0, "updatedAt" = ${timeOf(tx, new Date())} WHERE "id" = ${messageId}`)
     await applyStatusChange(tx, messageId, { status: 'FAILED', carrierErrorCode: code, at: now }, changes)
     return true
   })
@@ -221,7 +237,7 @@ async function finishPastDeadline(deps: SubmitDeps, messageId: string, token: st
           encoding: message.encoding as 'GSM_7' | 'UCS_2',
           pages: message.pages,
         },
-        { db, now: deps.clock.now() },
+        { db, dbKind: deps.dbKind, directRead: deps.directRead, now: deps.clock.now() },
       )
       .catch(() => null)
     await db.$transaction(async (tx) => {

@@ -254,8 +254,10 @@ export class SmppBind {
    * Sends one submit_sm and resolves with its answer (any command_status, generic_nack included).
    * `beforeSend` runs once the window and the TPS limit let the PDU go, right before it is written
    * (the gateway records there that the part may go out); when it throws, nothing is sent.
+   * `onAnswer` sees the answer as it is read, before any other PDU of the same read is handled
+   * (a receipt the SMSC sent right behind it).
    */
-  async submit(params: Record<string, unknown>, beforeSend?: () => Promise<void>): Promise<PDU> {
+  async submit(params: Record<string, unknown>, beforeSend?: () => Promise<void>, onAnswer?: (answer: PDU) => void): Promise<PDU> {
     await this.slot()
     try {
       await this.token()
@@ -276,6 +278,7 @@ export class SmppBind {
           if (!entry) return
           clearTimeout(entry.timer)
           this.outstanding.delete(pdu.sequence_number)
+          onAnswer?.(answer)
           resolve(answer)
         })
         if (!sent) {

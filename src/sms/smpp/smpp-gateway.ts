@@ -13,6 +13,8 @@ import { NotSentError, SmppBind, UnansweredError, type BindState } from './smpp-
 import { applyReceipt, matchPendingReceipts } from './smpp-receipts.js'
 import { receiveSmppText, type InboundText } from './smpp-inbound.js'
 import { parseSmppUrl } from './smpp-url.js'
+import { Prisma } from '../../generated/sqlite/client.js'
+import { statementOf, timeOf } from '../sql.js'
 
 const ESME_RMSGQFUL = 0x14
 const ESME_RTHROTTLED = 0x58
@@ -94,6 +96,26 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     onDeliver: (pdu) => onDeliver(pdu),
   })
 
+  /**
+   * Answers taken whose ids are not recorded yet, by the SMSC's id. The SMSC may send a part's
+   * receipt right behind its answer, in the same read: the receipt waits here for the recording
+   * (a few milliseconds) rather than being kept as pending and matched afterwards (more statements).
+   * A receipt at another instance, or one whose id is spelled otherwise, takes the pending path.
+   */
+  const recording = new Map<string, { done: Promise<void>; resolve: () => void }>()
+  const awaiting = (id: string) => {
+    if (recording.has(id)) return
+    let resolve!: () => void
+    const done = new Promise<void>((r) => (resolve = r))
+    recording.set(id, { done, resolve })
+  }
+  const recorded = (id: string) => {
+    const entry = recording.get(id)
+    if (!entry) return
+    recording.delete(id)
+    entry.resolve()
+  }
+
   async function onDeliver(pdu: PDU): Promise<number> {
     if (!deps) return ESME_RX_T_APPN
     const esmClass = Number(pdu.esm_class ?? 0)
@@ -108,6 +130,7 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
         logger.warn({ text: decoded.text.slice(0, 200) }, 'smpp receipt without a message id or stat ignored')
         return 0
       }
+      await recording.get(receipt.smscMessageId)?.done
       await applyReceipt(deps, receipt)
       return 0
     }
@@ -127,6 +150,7 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     part: number,
     ref: number,
     record: () => Promise<void>,
+    onAnswer: (answer: PDU) => void,
   ): Promise<PartResult> {
     const text = texts[part - 1]!
     const gsm = message.encoding === 'GSM_7'
@@ -158,11 +182,15 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     for (let attempt = 0; ; attempt++) {
       let answer: PDU
       try {
-        answer = await bind.submit(params, async () => {
-          if (recorded) return
-          await record()
-          recorded = true
-        })
+        answer = await bind.submit(
+          params,
+          async () => {
+            if (recorded) return
+            await record()
+            recorded = true
+          },
+          onAnswer,
+        )
       } catch (error) {
         if (error instanceof UnansweredError) return { part, kind: 'unanswered' }
         if (error instanceof NotSentError) return { part, kind: 'unsent' }
@@ -189,9 +217,16 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     stop: () => bind.stop(),
     sweep: () => (deps ? matchPendingReceipts(deps) : Promise.resolve(0)),
 
-    async submit(message, { db, now }): Promise<SubmitAccepted> {
+    async submit(message, context): Promise<SubmitAccepted> {
+      const { now } = context
+      const run = (statement: Prisma.Sql) => statementOf(context, statement)
       const texts = longMessages === 'payload' || message.pages <= 1 ? [message.text] : splitPages(message.text)
-      const existing = await db.smppPart.findMany({ where: { messageId: message.id }, orderBy: { part: 'asc' } })
+      // A message its caller has just written has no parts yet (GatewayContext.fresh): not read.
+      const existing = context.fresh
+        ? []
+        : (await run(Prisma.sql`SELECT "part", "smscMessageId" FROM "SmppPart" WHERE "messageId" = ${message.id} ORDER BY "part"`)).map(
+            (p) => ({ part: Number(p.part), smscMessageId: p.smscMessageId as string | null }),
+          )
       // A part written to the SMSC whose answer was never recorded (a crash, a timeout, a drop):
       // it may have gone out, so nothing of the message is sent again (docs/sms.md "Crashes").
       if (existing.some((p) => p.smscMessageId === null)) {
@@ -207,30 +242,68 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
       const ref = reference
       // Each part's row is written when the window lets it go, right before its submit_sm: a part
       // still waiting for the window when the process dies has no row and is sent after the restart.
+      // The INSERT runs outside any transaction (on SQLite after the open ones): committed when it resolves.
       const written = new Set<number>()
-      const results = await Promise.all(
-        missing.map((part) =>
-          submitPart(message, texts, part, ref, async () => {
-            await db.smppPart.create({ data: { messageId: message.id, part, parts: texts.length, createdAt: now } })
-            written.add(part)
-          }),
-        ),
-      )
-
-      const accepted = results.filter((r): r is Extract<PartResult, { kind: 'accepted' }> => r.kind === 'accepted')
+      const createdAt = timeOf({ kind: context.dbKind }, now)
+      // Ids answered during this call, released (`recorded`) once the answers are written or have failed.
+      const answered: string[] = []
+      let listening = true
+      const onAnswer = (answer: PDU) => {
+        if (!listening || answer.command_status !== 0 || answer.command !== 'submit_sm_resp') return
+        const id = String(answer.message_id ?? '')
+        awaiting(id)
+        answered.push(id)
+      }
+      let results: PartResult[]
+      let accepted: Extract<PartResult, { kind: 'accepted' }>[]
       try {
-        for (const r of accepted) {
-          await db.smppPart.updateMany({ where: { messageId: message.id, part: r.part }, data: { smscMessageId: r.id } })
+        results = await Promise.all(
+          missing.map((part) =>
+            submitPart(
+              message,
+              texts,
+              part,
+              ref,
+              async () => {
+                await run(Prisma.sql`
+              INSERT INTO "SmppPart" ("messageId", "part", "parts", "createdAt")
+              VALUES (${message.id}, ${part}, ${texts.length}, ${createdAt})
+              RETURNING "part"`)
+                written.add(part)
+              },
+              onAnswer,
+            ),
+          ),
+        )
+
+        accepted = results.filter((r): r is Extract<PartResult, { kind: 'accepted' }> => r.kind === 'accepted')
+        try {
+          // One UPDATE for the accepted parts' ids.
+          if (accepted.length)
+            await run(Prisma.sql`
+            UPDATE "SmppPart" SET "smscMessageId" = CASE "part" ${Prisma.join(
+              accepted.map((r) => Prisma.sql`WHEN ${r.part} THEN ${r.id}`),
+              ' ',
+            )} END
+            WHERE "messageId" = ${message.id} AND "part" IN (${Prisma.join(accepted.map((r) => r.part))})
+            RETURNING "part"`)
+          // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
+          const notTaken = results
+            .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
+            .map((r) => r.part)
+          if (notTaken.length)
+            await run(
+              Prisma.sql`DELETE FROM "SmppPart" WHERE "messageId" = ${message.id} AND "part" IN (${Prisma.join(notTaken)}) RETURNING "part"`,
+            )
+        } catch (error) {
+          // The database failed after the PDUs left: not a refusal. The retry finds the parts without
+          // ids and never sends them again (UNKNOWN); parts not taken may stay as rows (UNKNOWN too).
+          throw new TransientGatewayError(`smpp answers not recorded: ${(error as Error).message}`)
         }
-        // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
-        const notTaken = results
-          .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
-          .map((r) => r.part)
-        if (notTaken.length) await db.smppPart.deleteMany({ where: { messageId: message.id, part: { in: notTaken } } })
-      } catch (error) {
-        // The database failed after the PDUs left: not a refusal. The retry finds the parts without
-        // ids and never sends them again (UNKNOWN); parts not taken may stay as rows (UNKNOWN too).
-        throw new TransientGatewayError(`smpp answers not recorded: ${(error as Error).message}`)
+      } finally {
+        // Receipts waiting for these answers go on (to the pending path when the recording failed).
+        listening = false
+        for (const id of answered) recorded(id)
       }
       if (accepted.length && deps) {
         // Receipts that came before these answers were recorded (maybe to another instance).

@@ -3,7 +3,7 @@ import { AppError, isUniqueViolation } from '../../core/errors.js'
 import { handleInboundSms } from '../../sms-opt-in/handle-inbound-sms.js'
 import { simOwner } from '../sims.js'
 
-type InboundDeps = Pick<Deps, 'db' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>
+type InboundDeps = Pick<Deps, 'db' | 'dbKind' | 'env' | 'clock' | 'gateway' | 'logger'> & Partial<Pick<Deps, 'events'>>
 
 export interface InboundText {
   /** The SIM (number or short code) the text was sent to. */

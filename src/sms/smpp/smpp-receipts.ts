@@ -1,10 +1,14 @@
 import type { Deps } from '../../deps.js'
 import { CARRIER_STATUS_MAP, isFinal, type DeliveryStatus } from '../delivery-status.js'
-import { recordCarrierStatus } from '../record-status.js'
+import { randomUUID } from 'node:crypto'
+import { Prisma } from '../../generated/sqlite/client.js'
+import { applyStatusChange, carrierChange, recordStatusChange, type CarrierReport } from '../record-status.js'
+import { publishStatusChanges, statusChanges } from '../../live/status-events.js'
+import { dateOf, statementOf, timeOf, type SqlTx } from '../sql.js'
 import { otherSpellings, type SmppReceipt } from './receipt.js'
 import { oncePerInterval } from '../../core/once-per-interval.js'
 
-type ReceiptDeps = Pick<Deps, 'db' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>
+type ReceiptDeps = Pick<Deps, 'db' | 'dbKind' | 'directRead' | 'directTransaction' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>
 
 /** A stat this service does not know counts as UNKNOWN (final) rather than being refused. */
 const statusOf = (stat: string): DeliveryStatus => CARRIER_STATUS_MAP[stat] ?? 'UNKNOWN'
@@ -36,47 +40,74 @@ export async function purgeUnmatchedReceipts(
   return count
 }
 
+/** The part's UPDATE for a receipt, by the SMSC's ids given; answers the parts it changed. */
+const updateParts = (tx: SqlTx, ids: string[], receipt: SmppReceipt, doneAt: Date) =>
+  tx.run(Prisma.sql`
+    UPDATE "SmppPart" SET "carrierStatus" = ${receipt.stat}, "errorCode" = ${receipt.errorCode}, "doneAt" = ${timeOf(tx, doneAt)}
+    WHERE "smscMessageId" IN (${Prisma.join(ids)})
+    RETURNING "messageId", "part", "parts"`)
+
 /**
  * Applies one delivery receipt. The part is found by the SMSC's message id on any instance (the id
  * is in the database, not in a bind's memory). A receipt whose part is not recorded yet (it came
  * before the submit_sm_resp was recorded, or to another instance) is kept as pending and matched
  * when the part is recorded, or by the worker's sweep. Returns whether it matched a part.
+ *
+ * One transaction of raw statements (src/sms/sql.ts): the part's UPDATE (by the id as given, else
+ * by its other spellings) and, for a message of one part, the message's status change. A message
+ * of several parts takes its status in a second transaction, once this part's is committed
+ * (`reportMessage`).
  */
 export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Promise<boolean> {
-  const { db } = deps
-  let parts = await db.smppPart.findMany({ where: { smscMessageId: receipt.smscMessageId }, select: { messageId: true, part: true } })
-  // The same number in the other base (a hex submit_sm_resp id, a decimal receipt id, or the reverse).
-  const others = parts.length ? [] : otherSpellings(receipt.smscMessageId)
-  if (others.length) {
-    parts = await db.smppPart.findMany({ where: { smscMessageId: { in: others } }, select: { messageId: true, part: true } })
-  }
-  if (!parts.length) {
-    await db.smppPendingReceipt.create({
-      data: {
-        smscMessageId: receipt.smscMessageId,
-        carrierStatus: receipt.stat,
-        errorCode: receipt.errorCode,
-        doneAt: receipt.doneAt,
-        receivedAt: deps.clock.now(),
-      },
-    })
-    // The answer may have been recorded since the lookup above, and its own look for pending
-    // receipts (matchPendingReceipts after recording) may have run before this row existed: look
-    // again now that it does. Of the two, the later one sees the other's committed write.
-    const recorded = await db.smppPart.findFirst({
-      where: { smscMessageId: { in: [receipt.smscMessageId, ...otherSpellings(receipt.smscMessageId)] } },
-      select: { messageId: true },
-    })
-    return recorded ? (await matchPendingReceipts(deps, [receipt.smscMessageId])) > 0 : false
-  }
-  for (const part of parts) {
-    await db.smppPart.update({
-      where: { messageId_part: part },
-      data: { carrierStatus: receipt.stat, errorCode: receipt.errorCode, doneAt: receipt.doneAt ?? deps.clock.now() },
-    })
-    await reportMessage(deps, part.messageId, receipt)
-  }
+  const now = deps.clock.now()
+  const partDoneAt = receipt.doneAt ?? now
+  // Refused before any statement (the SMSC delivers it again), as recordCarrierStatus refuses it.
+  const single = carrierChange(singlePartReport(receipt, partDoneAt), now)
+  const changes = statusChanges()
+  const parts = await deps.directTransaction(async (run) => {
+    const tx = { run, kind: deps.dbKind }
+    let parts = await updateParts(tx, [receipt.smscMessageId], receipt, partDoneAt)
+    // The same number in the other base (a hex submit_sm_resp id, a decimal receipt id, or the reverse).
+    const others = parts.length ? [] : otherSpellings(receipt.smscMessageId)
+    if (others.length) parts = await updateParts(tx, others, receipt, partDoneAt)
+    for (const part of parts) if (Number(part.parts) === 1) await applyStatusChange(tx, part.messageId as string, single, changes)
+    return parts
+  })
+  await publishStatusChanges(deps, changes)
+  if (!parts.length) return keepPending(deps, receipt)
+  for (const part of parts) if (Number(part.parts) !== 1) await reportMessage(deps, part.messageId as string, receipt)
   return true
+}
+
+/**
+ * The report a receipt makes for a message of one part (what `reportMessage` decides from that
+ * part alone): its stat, or UNKNOWN for a stat this service does not know; a final one at the
+ * part's done date.
+ */
+function singlePartReport(receipt: SmppReceipt, partDoneAt: Date): CarrierReport {
+  if (!isFinal(statusOf(receipt.stat))) return { status: receipt.stat, errorCode: receipt.errorCode, at: receipt.doneAt ?? undefined }
+  return { status: CARRIER_STATUS_MAP[receipt.stat] ? receipt.stat : 'UNKNOWN', errorCode: receipt.errorCode, at: partDoneAt }
+}
+
+/** A receipt that matched no part: kept as pending, and matched at once if its part was recorded meanwhile. */
+async function keepPending(deps: ReceiptDeps, receipt: SmppReceipt): Promise<boolean> {
+  const tx = { kind: deps.dbKind }
+  await statementOf(
+    deps,
+    Prisma.sql`
+      INSERT INTO "SmppPendingReceipt" ("id", "smscMessageId", "carrierStatus", "errorCode", "doneAt", "receivedAt")
+      VALUES (${randomUUID()}, ${receipt.smscMessageId}, ${receipt.stat}, ${receipt.errorCode},
+        ${receipt.doneAt ? timeOf(tx, receipt.doneAt) : null}, ${timeOf(tx, deps.clock.now())})
+      RETURNING "id"`,
+  )
+  // The answer may have been recorded since the lookup above, and its own look for pending
+  // receipts (matchPendingReceipts after recording) may have run before this row existed: look
+  // again now that it does. Of the two, the later one sees the other's committed write.
+  const recorded = await statementOf(
+    deps,
+    Prisma.sql`SELECT "messageId" FROM "SmppPart" WHERE "smscMessageId" IN (${Prisma.join([receipt.smscMessageId, ...otherSpellings(receipt.smscMessageId)])}) LIMIT 1`,
+  )
+  return recorded.length ? (await matchPendingReceipts(deps, [receipt.smscMessageId])) > 0 : false
 }
 
 /**
@@ -88,53 +119,79 @@ export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Pro
  * part's.
  */
 async function reportMessage(deps: ReceiptDeps, messageId: string, receipt: SmppReceipt) {
-  const parts = await deps.db.smppPart.findMany({ where: { messageId }, orderBy: { part: 'asc' } })
+  const parts = (
+    await statementOf(
+      deps,
+      Prisma.sql`SELECT "parts", "carrierStatus", "errorCode", "doneAt" FROM "SmppPart" WHERE "messageId" = ${messageId} ORDER BY "part"`,
+    )
+  ).map((p) => ({
+    parts: Number(p.parts),
+    carrierStatus: p.carrierStatus as string | null,
+    errorCode: p.errorCode as string | null,
+    doneAt: dateOf(p.doneAt),
+  }))
   const total = parts[0]?.parts ?? 1
   const finals = parts.filter((p) => p.carrierStatus && isFinal(statusOf(p.carrierStatus)))
+  const now = deps.clock.now()
   if (finals.length < total || parts.length < total) {
     if (isFinal(statusOf(receipt.stat))) return
-    await recordCarrierStatus(deps, { messageId, status: receipt.stat, errorCode: receipt.errorCode, at: receipt.doneAt ?? undefined })
+    await recordStatusChange(
+      deps,
+      messageId,
+      carrierChange({ status: receipt.stat, errorCode: receipt.errorCode, at: receipt.doneAt ?? undefined }, now),
+    )
     return
   }
   const failed = finals.find((p) => statusOf(p.carrierStatus!) !== 'DELIVRD')
   const deciding = failed ?? finals.reduce((a, b) => ((a.doneAt?.getTime() ?? 0) >= (b.doneAt?.getTime() ?? 0) ? a : b))
   const raw = deciding.carrierStatus!
-  await recordCarrierStatus(deps, {
+  await recordStatusChange(
+    deps,
     messageId,
-    status: CARRIER_STATUS_MAP[raw] ? raw : 'UNKNOWN',
-    errorCode: deciding.errorCode,
-    at: deciding.doneAt ?? undefined,
-  })
+    carrierChange(
+      { status: CARRIER_STATUS_MAP[raw] ? raw : 'UNKNOWN', errorCode: deciding.errorCode, at: deciding.doneAt ?? undefined },
+      now,
+    ),
+  )
 }
 
 /** Receipts kept as pending whose parts are now recorded: applied, then removed. */
 export async function matchPendingReceipts(deps: ReceiptDeps, smscMessageIds?: string[]): Promise<number> {
-  const { db } = deps
-  const pending = await db.smppPendingReceipt.findMany({
-    where: smscMessageIds
-      ? { smscMessageId: { in: smscMessageIds.flatMap((id) => [id, ...otherSpellings(id)]) } }
-      : { receivedAt: { gte: new Date(deps.clock.now().getTime() - PENDING_MATCH_MS) } },
-    orderBy: { receivedAt: 'asc' },
-    take: 500,
-  })
+  const tx = { kind: deps.dbKind }
+  const pending = await statementOf(
+    deps,
+    Prisma.sql`
+      SELECT "id", "smscMessageId", "carrierStatus", "errorCode", "doneAt" FROM "SmppPendingReceipt"
+      WHERE ${
+        smscMessageIds
+          ? Prisma.sql`"smscMessageId" IN (${Prisma.join(smscMessageIds.flatMap((id) => [id, ...otherSpellings(id)]))})`
+          : Prisma.sql`"receivedAt" >= ${timeOf(tx, new Date(deps.clock.now().getTime() - PENDING_MATCH_MS))}`
+      }
+      ORDER BY "receivedAt" LIMIT 500`,
+  )
   if (!pending.length) return 0
-  const spellings = new Map(pending.map((p) => [p.smscMessageId, [p.smscMessageId, ...otherSpellings(p.smscMessageId)]]))
-  const known = await db.smppPart.findMany({
-    where: { smscMessageId: { in: [...new Set([...spellings.values()].flat())] } },
-    select: { smscMessageId: true },
-  })
-  const recorded = new Set(known.map((k) => k.smscMessageId))
+  const spellings = new Map(
+    pending.map((p) => [p.smscMessageId as string, [p.smscMessageId as string, ...otherSpellings(p.smscMessageId as string)]]),
+  )
+  const known = await statementOf(
+    deps,
+    Prisma.sql`SELECT "smscMessageId" FROM "SmppPart" WHERE "smscMessageId" IN (${Prisma.join([...new Set([...spellings.values()].flat())])})`,
+  )
+  const recorded = new Set(known.map((k) => k.smscMessageId as string))
   let matched = 0
   for (const receipt of pending) {
-    if (!spellings.get(receipt.smscMessageId)!.some((id) => recorded.has(id))) continue
+    if (!spellings.get(receipt.smscMessageId as string)!.some((id) => recorded.has(id))) continue
     // Whoever removes the row applies it: two instances sweeping at once apply it once.
-    const { count } = await db.smppPendingReceipt.deleteMany({ where: { id: receipt.id } })
-    if (!count) continue
+    const removed = await statementOf(
+      deps,
+      Prisma.sql`DELETE FROM "SmppPendingReceipt" WHERE "id" = ${receipt.id as string} RETURNING "id"`,
+    )
+    if (!removed.length) continue
     await applyReceipt(deps, {
-      smscMessageId: receipt.smscMessageId,
-      stat: receipt.carrierStatus,
-      errorCode: receipt.errorCode,
-      doneAt: receipt.doneAt,
+      smscMessageId: receipt.smscMessageId as string,
+      stat: receipt.carrierStatus as string,
+      errorCode: receipt.errorCode as string | null,
+      doneAt: dateOf(receipt.doneAt),
     })
     matched++
   }
