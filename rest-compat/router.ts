@@ -10,7 +10,7 @@ import { isStorableText } from '../src/messaging/input-rules.js'
 import { inSpan, tracingEnabled } from '../src/core/tracing.js'
 import { AnswerResponse } from '../src/http/answer-response.js'
 import { pagingHeaders } from './paging-headers.js'
-import { loadJit } from '../src/graphql/jit.js'
+import { loadJit, loadedJit } from '../src/graphql/jit.js'
 
 interface CompiledRoute {
   route: RestRoute
@@ -227,27 +227,40 @@ function cacheKeyOf(route: RestRoute, url: URL): string {
  * when the app is built: doing it for every route took about half a second of the start-up
  * (docs/operations.md, "Start-up"), for routes an instance may never serve. Every route's document
  * is validated against the schema by the tests (test/typed-documents.test.ts) and typed by gql.tada.
+ * Until graphql-jit has loaded (src/graphql/jit.ts) a route runs on graphql-js, so no request
+ * waits for the import, and its statements go out when they always did.
  */
 function compileOnFirstUse(schema: GraphQLSchema, route: RestRoute): CompiledRoute['run'] {
   let run: CompiledRoute['run'] | undefined
-  return (variables, context) =>
-    run
-      ? run(variables, context)
-      : loadJit().then((jit) => {
-          if (!run) {
-            const errors = validate(schema, route.document)
-            if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
-            run = compileDocument(jit, schema, route.document)
-          }
-          return run(variables, context)
-        })
+  let interpreted: CompiledRoute['run'] | undefined
+  return (variables, context) => {
+    if (run) return run(variables, context)
+    if (!interpreted) {
+      const errors = validate(schema, route.document)
+      if (errors.length) throw new Error(`REST route ${route.method} ${route.path}: ${errors.map((e) => e.message).join('; ')}`)
+      interpreted = compileDocument(undefined, schema, route.document)
+    }
+    const jit = loadedJit()
+    if (!jit) {
+      loadJit().catch(() => undefined)
+      return interpreted(variables, context)
+    }
+    run = compileDocument(jit, schema, route.document)
+    return run(variables, context)
+  }
 }
 
-function compileDocument(jit: Awaited<ReturnType<typeof loadJit>>, schema: GraphQLSchema, document: DocumentNode): CompiledRoute['run'] {
-  const compiled = jit.compileQuery(schema, document)
-  const run: CompiledRoute['run'] = jit.isCompiledQuery(compiled)
-    ? (variables, context) => compiled.query(undefined, context, variables)
-    : (variableValues, contextValue) => execute({ schema, document, variableValues, contextValue })
+/** The route's document as graphql-jit's function, or graphql-js's execute when `jit` is not given or cannot compile it. */
+function compileDocument(
+  jit: Awaited<ReturnType<typeof loadJit>> | undefined,
+  schema: GraphQLSchema,
+  document: DocumentNode,
+): CompiledRoute['run'] {
+  const compiled = jit?.compileQuery(schema, document)
+  const run: CompiledRoute['run'] =
+    jit && compiled && jit.isCompiledQuery(compiled)
+      ? (variables, context) => compiled.query(undefined, context, variables)
+      : (variableValues, contextValue) => execute({ schema, document, variableValues, contextValue })
   const operation = getOperationAST(document)
   const name = operation?.name?.value
   const type = operation?.operation ?? 'query'
