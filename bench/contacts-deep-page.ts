@@ -30,7 +30,7 @@ import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { createGroup } from '../src/messaging/groups.js'
 import { contactKeys } from '../src/messaging/contacts.js'
-import { benchServiceEnv, measuringEnv, startChild } from './peers/processes.js'
+import { startMeasuredService } from './peers/processes.js'
 import { median } from './harness.js'
 import { fakeContact, RARE, seedContacts } from './peers/seed.js'
 import { CONTACT_ORDERS } from '../src/messaging/contact-orders.js'
@@ -94,15 +94,7 @@ type Seeded = Awaited<ReturnType<typeof seed>>
 type Connection = { contactsConnection: { totalCount: number; edges: unknown[] } }
 
 async function measure(db: string, url: string, { apiKey, groupId, adds }: Seeded, writes = 0) {
-  const service = await startChild(
-    `service (${db})`,
-    (port) => ({
-      args: ['--import', 'tsx', 'src/process/server.ts'],
-      env: { ...benchServiceEnv({ env: {} }, url, port), ...measuringEnv() },
-    }),
-    root,
-    { keepWarnings: true },
-  )
+  const service = await startMeasuredService(db, url, root)
   try {
     const n = (x: number) => x.toLocaleString('en')
     // One contact's other names change before each request: a contact that does not match the

@@ -37,7 +37,7 @@ import { parseDatabaseUrl } from '../src/db/connection-url.js'
 import { applyMigrations } from '../src/db/migrate.js'
 import { createDeps } from '../src/deps.js'
 import { postgresSchema } from './harness.js'
-import { benchServiceEnv, measuringEnv, startChild, type Child } from './peers/processes.js'
+import { startMeasuredService, type Child } from './peers/processes.js'
 
 const SIZES = (process.env.PATHS_GROWTH_SIZES ?? '1000,10000,100000,1000000').split(',').map(Number)
 if (SIZES.some((n, i) => !Number.isInteger(n) || n < 100 || n % 100 || (i > 0 && n <= SIZES[i - 1]!)))
@@ -311,15 +311,7 @@ async function run(db: string, url: string) {
     console.log(
       `${db}: grown to ${n.toLocaleString('en')} rows a list in ${((performance.now() - started) / 1000).toFixed(1)} s; ${uptime()}`,
     )
-    const service = await startChild(
-      `service (${db})`,
-      (port) => ({
-        args: ['--import', 'tsx', 'src/process/server.ts'],
-        env: { ...benchServiceEnv({ env: {} }, url, port), ...measuringEnv() },
-      }),
-      root,
-      { keepWarnings: true },
-    )
+    const service = await startMeasuredService(db, url, root)
     try {
       await measureSize(db, service, apiKey, n)
     } finally {

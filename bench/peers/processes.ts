@@ -157,3 +157,16 @@ export function serviceCommand(root: string): { args: string[]; env: Record<stri
 export function measuringEnv(): Record<string, string> {
   return { DB_PROBE_TIMEOUT_MS: process.env.DB_PROBE_TIMEOUT_MS ?? '30000' }
 }
+
+/** The service as a child process under tsx (src/process/server.ts) on `url`, configured to measure (measuringEnv). */
+export function startMeasuredService(db: string, url: string, root: string) {
+  return startChild(
+    `service (${db})`,
+    (port) => ({
+      args: ['--import', 'tsx', 'src/process/server.ts'],
+      env: { ...benchServiceEnv({ env: {} }, url, port), ...measuringEnv() },
+    }),
+    root,
+    { keepWarnings: true },
+  )
+}

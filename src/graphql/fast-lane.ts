@@ -96,5 +96,3 @@ export function createFastLane(
     },
   }
 }
-
-export type FastLane = ReturnType<typeof createFastLane>
