@@ -7,7 +7,7 @@
 // - GraphQL `contacts` page 1 and the last page under NAME_ASC, MOBILE_ASC, CREATED_AT_ASC and
 //   UPDATED_AT_ASC (the _DESC orders read the same indexes backward);
 // - GraphQL `groups` page 1 by SIZE_ASC and SIZE_DESC;
-// - `messagesConnection` first 25 by SENT_AT_DESC (the default), with its totalCount, by STATUS_ASC,
+// - `messagesConnection` first 25 by SENT_AT_DESC (the default), with and without its totalCount, by STATUS_ASC,
 //   and filtered: a one-hour `sentAt` window in the middle of the messages, and `status: [UNDELIV]`;
 // - `webhookDeliveriesConnection` first 25 by CREATED_AT_ASC and CREATED_AT_DESC;
 // - `auditEvents` first 25;
@@ -104,7 +104,7 @@ function growth(d: Dialect, accountId: string, from: number, to: number): string
       d.insert(
         'Contact',
         ['id', 'accountId', 'mobile', 'firstName', 'familyName', 'firstNameKey', 'familyNameKey', 'searchText', 'createdAt', 'updatedAt'],
-        `SELECT ${id('00000001')}, ${account}, ${mobile}, ${first}, ${family}, lower(${first}), lower(${family}), lower(${first} || ${d.newline} || ${family} || ${d.newline} || ${mobile}), ${d.time('n')}, ${d.time(`n + (n * 7919) % 100000`)}`,
+        `SELECT ${id('00000001')}, ${account}, ${mobile}, ${first}, ${family}, lower(${first}), lower(${family}), lower(${first} || ${d.newline} || ${family} || ${d.newline} || ${mobile}), ${d.time('n')}, ${d.time(`n + ((n % 100000) * 7919) % 100000`)}`,
         a,
         b,
       ),
@@ -112,7 +112,7 @@ function growth(d: Dialect, accountId: string, from: number, to: number): string
       d.insert(
         'Group',
         ['id', 'accountId', 'name', 'nameKey', 'searchText', 'memberCount', 'createdAt', 'updatedAt'],
-        `SELECT ${id('00000002')}, ${account}, 'Group ' || n, 'group ' || n, 'group ' || n, (n * 7919) % 500, ${d.time('n')}, ${d.time('n')}`,
+        `SELECT ${id('00000002')}, ${account}, 'Group ' || n, 'group ' || n, 'group ' || n, ((n % 500) * 7919) % 500, ${d.time('n')}, ${d.time('n')}`,
         a,
         b,
       ),
@@ -204,6 +204,9 @@ function cases(n: number): Record<string, Case> {
     )
   out['messagesConnection SENT_AT_DESC, first 25 + totalCount'] = ask(
     `query { messagesConnection(first: 25) { totalCount edges { node { id status } } pageInfo { hasNextPage } } }`,
+  )
+  out['messagesConnection SENT_AT_DESC, first 25'] = ask(
+    `query { messagesConnection(first: 25) { edges { node { id status } } pageInfo { hasNextPage } } }`,
   )
   out['messagesConnection STATUS_ASC, first 25'] = ask(
     `query { messagesConnection(first: 25, orderBy: STATUS_ASC) { edges { node { id status } } pageInfo { hasNextPage } } }`,
