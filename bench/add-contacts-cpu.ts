@@ -79,7 +79,10 @@ try {
       if (res.status !== 200) throw new Error(`${server.name}: ${res.status} ${text.slice(0, 300)}`)
       const ms = performance.now() - started
       const cpuMs = server.cpuMs() - cpu
-      if (round > 0) (figures[i]!.ms.push(ms), figures[i]!.cpuMs.push(cpuMs))
+      if (round > 0) {
+        figures[i]!.ms.push(ms)
+        figures[i]!.cpuMs.push(cpuMs)
+      }
       line.push(`${server.name} ${ms.toFixed(0)} ms, CPU ${cpuMs.toFixed(0)} ms`)
     }
     console.log(`request ${round + 1} (account at ${round * 10}k): ${line.join(' | ')} | load ${load()}`)
