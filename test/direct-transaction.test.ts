@@ -1,11 +1,15 @@
-// The direct transaction (Database.directTransaction: SQLite on Prisma's connection inside a Prisma
-// transaction, PostgreSQL between its own BEGIN and COMMIT on the pool): what the body wrote is
-// committed when it resolves and gone when it throws, a value the drivers would bind differently is
-// refused, every statement is logged, and a failed transaction gives its connection back.
+// The direct transaction (Database.directTransaction: SQLite between its own BEGIN IMMEDIATE and
+// COMMIT on Prisma's connection, in its turn under the connection lock; PostgreSQL between its own
+// BEGIN and COMMIT on the pool): what the body wrote is committed when it resolves and gone when it
+// throws, a value the drivers would bind differently is refused, every statement is logged, and a
+// failed transaction gives its connection back. On SQLite it keeps the connection lock's rule
+// (src/db/sqlite-connection-lock.ts) and Prisma's bounds: its wait for a turn and its run.
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { sleep } from './kit/server-process.js'
+import { databaseFault } from '../src/core/errors.js'
 
 describe.each(targets)('the direct transaction on $name', (target) => {
   const kit = useKit(target)
@@ -69,5 +73,120 @@ describe.each(targets)('the direct transaction on $name', (target) => {
     const id = randomUUID()
     await kit.deps.directTransaction((run) => run(insert(id)))
     expect(await stored(id)).toBe(3)
+  })
+})
+
+const sqlite = targets.find((t) => t.name === 'sqlite')!
+
+/** How long a statement that must wait is given before the test looks: it has long finished by then if it does not wait. */
+const HOLD_MS = 1_000
+
+describe('the direct transaction on SQLite, on the one connection', () => {
+  const kit = useKit(sqlite)
+  const insert = (id: string) => ({
+    sql: `INSERT INTO "ListTotal" ("listId", "total") VALUES (?, ?) RETURNING "listId"`,
+    text: '',
+    values: [id, 3],
+  })
+  const stored = async (id: string) => (await kit.db.listTotal.findUnique({ where: { listId: id } }))?.total ?? null
+  /** A transaction that holds the connection until `release()`: `opened` resolves once its first write is in. */
+  const holding = (id: string, end: 'commit' | 'rollback') => {
+    let opened!: () => void
+    const open = new Promise<void>((resolve) => (opened = resolve))
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const done = kit.deps
+      .directTransaction(async (run) => {
+        await run(insert(id))
+        opened()
+        await held
+        if (end === 'rollback') throw new Error('rolled back')
+        return 'committed'
+      })
+      .catch((error: Error) => error.message)
+    return { open, release, done }
+  }
+
+  it('opens with BEGIN IMMEDIATE and ends with COMMIT, both in the query log', async () => {
+    kit.statements.length = 0
+    await kit.deps.directTransaction((run) => run(insert(randomUUID())))
+    expect(kit.statements.filter((q) => !q.startsWith('SELECT'))).toEqual(['BEGIN IMMEDIATE', insert('').sql, 'COMMIT'])
+  })
+
+  it('holds statements outside a transaction until it ends; they keep their writes when it rolls back', async () => {
+    const inside = randomUUID()
+    const [outside, direct] = [randomUUID(), randomUUID()]
+    const transaction = holding(inside, 'rollback')
+    await transaction.open
+    // Issued from outside the transaction's body while it is open: Prisma's, and a direct one (the SMPP part row's kind).
+    const writes = Promise.all([kit.db.listTotal.create({ data: { listId: outside, total: 1 } }), kit.deps.directRead!(insert(direct))])
+    expect(await Promise.race([writes.then(() => 'written'), sleep(HOLD_MS).then(() => 'waiting')])).toBe('waiting')
+    transaction.release()
+    expect(await transaction.done).toBe('rolled back')
+    await writes
+    expect([await stored(inside), await stored(outside), await stored(direct)]).toEqual([null, 1, 3])
+  })
+
+  it('is rolled back past its timeout: the call fails as a database fault and its later statements never run', async () => {
+    const [first, late] = [randomUUID(), randomUUID()]
+    const failed = await kit.deps
+      .directTransaction(
+        async (run) => {
+          await run(insert(first))
+          await sleep(400)
+          await run(insert(late))
+          return 'committed'
+        },
+        { timeout: 100, maxWait: 1000 },
+      )
+      .catch((error: unknown) => error)
+    expect(databaseFault(failed)).not.toBeNull()
+    expect([await stored(first), await stored(late)]).toEqual([null, null])
+    const next = randomUUID()
+    await kit.deps.directTransaction((run) => run(insert(next)))
+    expect(await stored(next)).toBe(3)
+  })
+
+  it('fails as a database fault when it finds no turn within its wait, and passes the turn on when it comes', async () => {
+    const [held, refused, after] = [randomUUID(), randomUUID(), randomUUID()]
+    const transaction = holding(held, 'commit')
+    await transaction.open
+    const waited = await kit.deps.directTransaction((run) => run(insert(refused)), { timeout: 1000, maxWait: 100 }).catch((e: unknown) => e)
+    expect(databaseFault(waited)).not.toBeNull()
+    transaction.release()
+    expect(await transaction.done).toBe('committed')
+    // Would wait for ever if the turn given up were never passed on.
+    await kit.deps.directTransaction((run) => run(insert(after)))
+    expect([await stored(held), await stored(refused), await stored(after)]).toEqual([3, null, 3])
+  })
+
+  it('fails when the body ended the transaction itself, and when its COMMIT fails; nothing of it is kept', async () => {
+    const ended = randomUUID()
+    const refused = await kit.deps
+      .directTransaction(async (run) => {
+        await run(insert(ended))
+        await run({ sql: 'ROLLBACK', text: '', values: [] })
+        return 'committed'
+      })
+      .catch((error: Error) => error.message)
+    expect(refused).toMatch(/ended before its commit/)
+    // A foreign key checked at COMMIT (deferred): the COMMIT fails and the transaction is rolled back, not left open.
+    const orphan = randomUUID()
+    const failed = await kit.deps
+      .directTransaction(async (run) => {
+        await run(insert(orphan))
+        await run({ sql: 'PRAGMA defer_foreign_keys = ON', text: '', values: [] })
+        return run({
+          sql: `INSERT INTO "SmppPart" ("messageId", "part", "parts", "createdAt") VALUES (?, 1, 1, '2026-01-01T00:00:00.000+00:00')`,
+          text: '',
+          values: [randomUUID()],
+        })
+      })
+      .catch((error: { code?: string }) => error.code)
+    expect(failed).toBe('SQLITE_CONSTRAINT_FOREIGNKEY')
+    expect([await stored(ended), await stored(orphan)]).toEqual([null, null])
+    const next = randomUUID()
+    await kit.deps.directTransaction((run) => run(insert(next)))
+    expect(await stored(next)).toBe(3)
   })
 })

@@ -416,56 +416,65 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     await g.stop()
   })
 
-  it("keeps a part's row when another transaction open meanwhile rolls back: a resubmission never sends the part again", async () => {
-    // SQLite runs every statement on one connection: the row written before the submit_sm used to
-    // land inside whatever transaction was open then, and went with its rollback (or with a kill -9
-    // before its commit); the resubmission after the crash then sent the part a second time.
-    reset()
-    const s = await funded()
-    const m = await kit.db.message.create({
-      data: {
-        accountId: s.account.id,
-        mobile: '+254711000019',
-        sender: 'ACME',
-        text: 'written once',
-        encoding: 'GSM_7',
-        pages: 1,
-        costPerPage: 10_000n,
-        creditsDeducted: 10_000n,
-        gateway: 'smpp',
-        status: 'PENDING',
-        broadcastAt: clock.now(),
-      },
-    })
-    const outgoing = { id: m.id, to: m.mobile, sender: m.sender, text: m.text, encoding: 'GSM_7' as const, pages: 1 }
-    const before = smsc.submits.length
-    let opened!: () => void
-    const open = new Promise<void>((resolve) => (opened = resolve))
-    let release!: () => void
-    const held = new Promise<void>((resolve) => (release = resolve))
-    const other = kit.db
-      .$transaction(async (tx) => {
-        await tx.serviceSetting.create({ data: { name: `other-${m.id}`, value: '1' } })
-        opened()
-        await held
-        throw new Error('rolled back')
+  // Written by one statement (a caller without transactions), or in the turn's transaction (sendSms and the sweeper's).
+  it.each(['one statement', "the turn's transaction"])(
+    "keeps a part's row when another transaction open meanwhile rolls back: a resubmission never sends the part again (%s)",
+    async (how) => {
+      // SQLite runs every statement on one connection: the row written before the submit_sm used to
+      // land inside whatever transaction was open then, and went with its rollback (or with a kill -9
+      // before its commit); the resubmission after the crash then sent the part a second time.
+      reset()
+      const s = await funded()
+      const m = await kit.db.message.create({
+        data: {
+          accountId: s.account.id,
+          mobile: '+254711000019',
+          sender: 'ACME',
+          text: 'written once',
+          encoding: 'GSM_7',
+          pages: 1,
+          costPerPage: 10_000n,
+          creditsDeducted: 10_000n,
+          gateway: 'smpp',
+          status: 'PENDING',
+          broadcastAt: clock.now(),
+        },
       })
-      .catch((error: Error) => error.message)
-    await open
-    const first = gateway.submit(outgoing, { db: kit.db, dbKind: kit.deps.dbKind, now: clock.now() })
-    // Long enough for the submit to finish if it does not wait for the open transaction.
-    await Promise.race([first, sleep(1_000)])
-    release()
-    expect(await other).toBe('rolled back')
-    const accepted = await first
-    expect(smsc.submits.length).toBe(before + 1)
-    expect(accepted.gatewayMessageId).toBe(smsc.submits[before]!.messageId)
-    // The outbox's retry (the same message id again) finds the part and its id, and sends nothing.
-    expect(await gateway.submit(outgoing, { db: kit.db, dbKind: kit.deps.dbKind, now: clock.now() })).toEqual({
-      gatewayMessageId: accepted.gatewayMessageId,
-    })
-    expect(smsc.submits.length).toBe(before + 1)
-  })
+      const outgoing = { id: m.id, to: m.mobile, sender: m.sender, text: m.text, encoding: 'GSM_7' as const, pages: 1 }
+      const before = smsc.submits.length
+      let opened!: () => void
+      const open = new Promise<void>((resolve) => (opened = resolve))
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      const other = kit.db
+        .$transaction(async (tx) => {
+          await tx.serviceSetting.create({ data: { name: `other-${m.id}`, value: '1' } })
+          opened()
+          await held
+          throw new Error('rolled back')
+        })
+        .catch((error: Error) => error.message)
+      await open
+      const first = gateway.submit(outgoing, {
+        db: kit.db,
+        dbKind: kit.deps.dbKind,
+        now: clock.now(),
+        directTransaction: how === 'one statement' ? undefined : kit.deps.directTransaction,
+      })
+      // Long enough for the submit to finish if it does not wait for the open transaction.
+      await Promise.race([first, sleep(1_000)])
+      release()
+      expect(await other).toBe('rolled back')
+      const accepted = await first
+      expect(smsc.submits.length).toBe(before + 1)
+      expect(accepted.gatewayMessageId).toBe(smsc.submits[before]!.messageId)
+      // The outbox's retry (the same message id again) finds the part and its id, and sends nothing.
+      expect(await gateway.submit(outgoing, { db: kit.db, dbKind: kit.deps.dbKind, now: clock.now() })).toEqual({
+        gatewayMessageId: accepted.gatewayMessageId,
+      })
+      expect(smsc.submits.length).toBe(before + 1)
+    },
+  )
 
   it('survives an SMSC that drops the connection with a full window: in flight ones are UNKNOWN, queued ones go after the rebind', async () => {
     reset()

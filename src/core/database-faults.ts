@@ -61,7 +61,7 @@ function isUnavailable(error: ErrorLike): boolean {
   // and the drivers' own errors where no adapter is between (Database.directTransaction).
   if (code && /^SQLITE_(BUSY|LOCKED)(_|$)/.test(code)) return true
   if (code && (UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true
-  if (error instanceof DatabaseConnectionError) return true
+  if (error instanceof DatabaseConnectionError || error instanceof TransactionBudgetError) return true
   return code === undefined && error instanceof Error && UNAVAILABLE_PG_MESSAGES.has(error.message)
 }
 
@@ -71,6 +71,13 @@ function isUnavailable(error: ErrorLike): boolean {
  * client's doing, never a database fault.
  */
 export class DatabaseConnectionError extends Error {}
+
+/**
+ * A transaction of the service's own on SQLite (Database.directTransaction) that found no turn on
+ * the connection within its wait, or ran past its timeout and was rolled back: what Prisma's P2028
+ * with a timeout says of its interactive transactions.
+ */
+export class TransactionBudgetError extends Error {}
 
 /** A database fault the client may retry (SERVICE_UNAVAILABLE, 503 with Retry-After), as opposed to a bug or a broken rule. */
 export function isDatabaseUnavailable(error: unknown): boolean {

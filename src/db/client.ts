@@ -3,6 +3,7 @@ import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/c
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
 import { CachingPrismaBetterSQLite3, commitProbe, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
+import type { SqliteTransactionConnection } from './sqlite-connection-lock.js'
 import { tracingEnabled } from '../core/tracing.js'
 import { DatabaseConnectionError, isDatabaseUnavailable } from '../core/database-faults.js'
 import { parseEnv, type Env } from '../core/env.js'
@@ -158,8 +159,9 @@ const isDirectValue = (value: unknown) => value === null || typeof value === 'st
 export type DirectStatement = (query: DirectQuery) => Promise<Rows>
 /**
  * Runs `body` in one transaction; it commits when `body` resolves and rolls back when it throws.
- * `budget` is Prisma's interactive transaction bound (SQLite, and the Prisma fallback); on
- * PostgreSQL's direct path each statement is bounded by `statement_timeout` instead.
+ * `budget` bounds the wait for its turn and its run on SQLite (as Prisma's interactive transaction
+ * bounds its own, the fallback's); on PostgreSQL's direct path each statement is bounded by
+ * `statement_timeout` instead.
  */
 export type DirectTransaction = <T>(body: (run: DirectStatement) => Promise<T>, budget?: TransactionBudget) => Promise<T>
 /** How long a transaction may run, and wait for its turn (Prisma's `timeout` and `maxWait`). */
@@ -302,17 +304,34 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     ;(prisma as unknown as { $transaction: typeof transaction }).$transaction = (...args) =>
       adapter.lock.inTransaction(() => transaction(...args))
     const db = prisma
-    // Inside Prisma's transaction: its BEGIN on this one connection, its lock against other transactions.
-    const open: OpenTransaction = (body, budget) =>
-      db.$transaction(
-        () =>
-          body(({ sql, values }) => {
-            const rows = sqliteRows(adapter, sql, values)
-            if (!rows) throw new Error('the SQLite connection is not open')
-            return rows
-          }),
-        budget,
+    // The service's own BEGIN IMMEDIATE … COMMIT on this one connection, in its turn under the
+    // connection lock (src/db/sqlite-connection-lock.ts), without Prisma's interactive transaction.
+    // BEGIN and COMMIT are in the query log (Prisma's adapter ran its BEGIN unlogged).
+    const connection: SqliteTransactionConnection = {
+      control(sql) {
+        const client = adapter.client
+        if (!client) throw new Error('the SQLite connection is not open')
+        const started = performance.now()
+        client.prepare(sql).bind([]).run()
+        reportQuery('sqlite', { sql, text: sql, values: [] }, started, options)
+      },
+      inTransaction: () => adapter.client?.inTransaction ?? false,
+    }
+    const open: OpenTransaction = async (body, budget) => {
+      if (!adapter.client) await db.$connect()
+      return adapter.lock.transaction(
+        connection,
+        (statement) =>
+          body(({ sql, values }) =>
+            statement(() => {
+              const rows = sqliteRows(adapter, sql, values)
+              if (!rows) throw new Error('the SQLite connection is not open')
+              return rows
+            }),
+          ),
+        { timeoutMs: budget?.timeout ?? transactionOptions.timeout, maxWaitMs: budget?.maxWait ?? transactionOptions.maxWait },
       )
+    }
     directTransaction = directTransactionOf('sqlite', open, prismaTransaction(prisma, 'sqlite'), options)
     // WAL (set by the migrator, persistent) with NORMAL sync: durable at checkpoints, much faster commits.
     await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL')

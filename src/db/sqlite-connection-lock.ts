@@ -1,10 +1,28 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { TransactionBudgetError } from '../core/database-faults.js'
 
 /** The adapter's members that run statements or open a transaction (@prisma/adapter-better-sqlite3). */
 interface SqliteAdapter {
   queryRaw(query: unknown): Promise<unknown>
   executeRaw(query: unknown): Promise<unknown>
   startTransaction(isolationLevel?: unknown): Promise<{ commit(): Promise<void>; rollback(): Promise<void> }>
+}
+
+/** The connection a transaction of the service's own runs on (better-sqlite3's, Prisma's one connection). */
+export interface SqliteTransactionConnection {
+  /** Runs BEGIN IMMEDIATE, COMMIT or ROLLBACK. */
+  control(sql: 'BEGIN IMMEDIATE' | 'COMMIT' | 'ROLLBACK'): void
+  /** Whether a transaction is open (SQLite ends one itself after some errors). */
+  inTransaction(): boolean
+}
+
+/** Ends the open transaction, if SQLite has not; a failed ROLLBACK leaves nothing more to do (the caller's error stands). */
+function rollback(connection: SqliteTransactionConnection) {
+  try {
+    if (connection.inTransaction()) connection.control('ROLLBACK')
+  } catch {
+    // SQLite rolls back itself when it cannot go on.
+  }
 }
 
 /**
@@ -18,7 +36,9 @@ interface SqliteAdapter {
  * This lock closes the gap: a statement outside a transaction waits until no transaction is open,
  * and a transaction waits for the statements and transactions before it. Work run inside a
  * transaction's callback (`inTransaction`) goes on at once, as before: a statement there that uses
- * the client instead of the transaction's is part of that transaction's work.
+ * the client instead of the transaction's is part of that transaction's work. The service's own
+ * transactions on the connection (`transaction`, Database.directTransaction) take their turn the
+ * same way.
  */
 export class SqliteConnectionLock {
   private tail: Promise<void> = Promise.resolve()
@@ -31,6 +51,87 @@ export class SqliteConnectionLock {
     const before = this.tail
     this.tail = before.then(() => held)
     return before.then(() => release)
+  }
+
+  /**
+   * Resolves once everything queued before holds the lock no more, or throws TransactionBudgetError
+   * after `maxWaitMs` (Prisma's `maxWait`); a turn given up is passed on when it comes.
+   */
+  private async turn(maxWaitMs: number): Promise<() => void> {
+    const turn = this.acquire()
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TransactionBudgetError(`no turn on the SQLite connection within ${maxWaitMs} ms`)), maxWaitMs)
+    })
+    try {
+      return await Promise.race([turn, late])
+    } catch (error) {
+      void turn.then((release) => release())
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /**
+   * A transaction of the service's own on the connection, without Prisma's interactive transaction
+   * (its transaction client and bookkeeping cost more CPU than the SMS path's statements): `BEGIN
+   * IMMEDIATE` in its turn (after the statements and transactions queued before; statements
+   * outside a transaction queued after wait for its end), then `body`, then `COMMIT`, or `ROLLBACK`
+   * when the body throws. IMMEDIATE takes SQLite's write lock at the start, so another process's
+   * write between a read and a write of the body cannot fail it half-way (SQLITE_BUSY_SNAPSHOT).
+   * Statements of the body's own work (`statement`, and the client's from its callback) go on at
+   * once. Past `timeoutMs` it is rolled back and its turn passed on, as Prisma ends an expired
+   * transaction: every later statement of the body throws, and so does the call.
+   */
+  async transaction<T>(
+    connection: SqliteTransactionConnection,
+    body: (statement: <R>(run: () => R) => R) => Promise<T>,
+    { timeoutMs, maxWaitMs }: { timeoutMs: number; maxWaitMs: number },
+  ): Promise<T> {
+    const giveBack = await this.turn(maxWaitMs)
+    let held = true
+    const release = () => {
+      if (held) giveBack()
+      held = false
+    }
+    const mark = { open: true }
+    let expired: TransactionBudgetError | undefined
+    let timer: NodeJS.Timeout | undefined
+    try {
+      connection.control('BEGIN IMMEDIATE')
+      timer = setTimeout(() => {
+        expired = new TransactionBudgetError(`the transaction ran past its ${timeoutMs} ms and was rolled back`)
+        mark.open = false
+        rollback(connection)
+        release()
+      }, timeoutMs)
+      const statement = <R>(run: () => R): R => {
+        if (expired) throw expired
+        return run()
+      }
+      let result: T
+      try {
+        result = await this.scope.run(mark, () => body(statement))
+      } catch (error) {
+        if (!expired) rollback(connection)
+        throw expired ?? error
+      }
+      if (expired) throw expired
+      // SQLite ends a transaction itself after some errors (a full disk, an I/O error): nothing to commit.
+      if (!connection.inTransaction()) throw new Error('the SQLite transaction ended before its commit')
+      try {
+        connection.control('COMMIT')
+      } catch (error) {
+        rollback(connection)
+        throw error
+      }
+      return result
+    } finally {
+      clearTimeout(timer)
+      mark.open = false
+      release()
+    }
   }
 
   /** Runs a `$transaction` call marked, so that statements of its own callback are not held up by it. */

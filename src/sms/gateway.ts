@@ -1,4 +1,4 @@
-import type { Db, DirectRead } from '../db/client.js'
+import type { Db, DirectRead, DirectTransaction } from '../db/client.js'
 import type { DatabaseKind } from '../db/connection-url.js'
 
 /** What a gateway is handed. */
@@ -20,6 +20,12 @@ export interface GatewayContext {
   dbKind: DatabaseKind
   /** Raw statements without Prisma's runtime (Database.directRead; src/sms/sql.ts statementOf). */
   directRead?: DirectRead
+  /**
+   * The caller's transactions of raw statements (Database.directTransaction, or one on the caller's
+   * own transaction): an SMPP connector records its parts in them, with the other records of the
+   * turn (src/db/turn-transaction.ts). Without it, one statement at a time (directRead).
+   */
+  directTransaction?: DirectTransaction
   now: Date
   /**
    * The message was written by this same call (sendSms) and never submitted before: there is no

@@ -6,6 +6,7 @@ import { TransientGatewayError } from './gateway.js'
 import { applyStatusChange } from './record-status.js'
 import { mapCarrierStatus } from './delivery-status.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
+import { turnTransaction } from '../db/turn-transaction.js'
 
 type SubmitDeps = Pick<Deps, 'db' | 'dbKind' | 'directRead' | 'directTransaction' | 'env' | 'clock' | 'gateway' | 'logger'> &
   Partial<Pick<Deps, 'events'>>
@@ -62,7 +63,14 @@ export async function submitHeld(
         encoding: message.encoding as 'GSM_7' | 'UCS_2',
         pages: message.pages,
       },
-      { db, dbKind: deps.dbKind, directRead: deps.directRead, now: deps.clock.now(), fresh: written !== undefined },
+      {
+        db,
+        dbKind: deps.dbKind,
+        directRead: deps.directRead,
+        directTransaction: deps.directTransaction,
+        now: deps.clock.now(),
+        fresh: written !== undefined,
+      },
     )
   } catch (error) {
     const reason = (error as Error).message ?? String(error)
@@ -84,10 +92,12 @@ export async function submitHeld(
     deps.logger.warn({ err: error, messageId, gateway: gateway.name }, 'gateway refused a message')
     return (await refundSubmission(deps, messageId, { token, code: 'SUBMIT', reason })) ? 'FAILED' : 'LOST'
   }
-  const changes = statusChanges()
   // Raw statements (SqlTx): the submission's close, then the message's SENT with its gateway id,
-  // history and webhooks (one UPDATE of the message carries both).
-  const outcome = await deps.directTransaction(async (run) => {
+  // history and webhooks (one UPDATE of the message carries both). In one transaction with the
+  // other records of this turn (turnTransaction): the SENT of the messages whose answers one read
+  // of the SMSC's socket brought are one commit.
+  const { outcome, changes } = await turnTransaction(deps.directTransaction, async (run) => {
+    const events = statusChanges()
     const tx = { run, kind: deps.dbKind }
     const now = deps.clock.now()
     const closed = await run(Prisma.sql`
@@ -95,13 +105,13 @@ export async function submitHeld(
       SET "state" = 'submitted', "attempts" = "attempts" + 1, "finishedAt" = ${timeOf(tx, now)}, "leaseUntil" = NULL, "lastError" = NULL
       WHERE "messageId" = ${messageId} AND "state" = 'pending' AND "leaseOwner" = ${token}
       RETURNING "messageId"`)
-    if (!closed.length) return 'LOST' as const
+    if (!closed.length) return { outcome: 'LOST' as const, changes: events }
     // Ignored when the carrier's final report was applied first (resubmission after a crash); the gateway id is written either way.
     await applyStatusChange(
       tx,
       messageId,
       { status: 'SENT', mccmnc: accepted.mccmnc, gatewayMessageId: accepted.gatewayMessageId, at: now },
-      changes,
+      events,
     )
     if (accepted.finalReport) {
       const { status, errorCode } = accepted.finalReport
@@ -109,10 +119,10 @@ export async function submitHeld(
         tx,
         messageId,
         { status: mapCarrierStatus(status), carrierStatus: status, carrierErrorCode: errorCode, at: now },
-        changes,
+        events,
       )
     }
-    return 'SENT' as const
+    return { outcome: 'SENT' as const, changes: events }
   })
   await publishStatusChanges(deps, changes)
   return outcome
@@ -237,7 +247,7 @@ async function finishPastDeadline(deps: SubmitDeps, messageId: string, token: st
           encoding: message.encoding as 'GSM_7' | 'UCS_2',
           pages: message.pages,
         },
-        { db, dbKind: deps.dbKind, directRead: deps.directRead, now: deps.clock.now() },
+        { db, dbKind: deps.dbKind, directRead: deps.directRead, directTransaction: deps.directTransaction, now: deps.clock.now() },
       )
       .catch(() => null)
     await db.$transaction(async (tx) => {

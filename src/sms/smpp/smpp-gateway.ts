@@ -15,6 +15,7 @@ import { receiveSmppText, type InboundText } from './smpp-inbound.js'
 import { parseSmppUrl } from './smpp-url.js'
 import { Prisma } from '../../generated/sqlite/client.js'
 import { statementOf, timeOf } from '../sql.js'
+import { turnTransaction } from '../../db/turn-transaction.js'
 
 const ESME_RMSGQFUL = 0x14
 const ESME_RTHROTTLED = 0x58
@@ -23,6 +24,8 @@ const ESME_RX_T_APPN = 0x64
 const RETRYABLE = new Set([ESME_RMSGQFUL, ESME_RTHROTTLED, ESME_RX_T_APPN])
 /** In-process retries of a throttled part (50, 100, 200, 400 ms) before the outbox's own backoff. */
 const THROTTLE_RETRIES = 4
+/** Answers' ids looked for among the pending receipts in one statement (each with its other spellings: within SQLite's parameter limit). */
+const MATCH_CHUNK = 200
 const ESM_UDHI = 0x40
 const ESM_RECEIPT_TYPES = new Set([0x04, 0x08, 0x10, 0x20])
 
@@ -114,6 +117,27 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     if (!entry) return
     recording.delete(id)
     entry.resolve()
+  }
+
+  /**
+   * The answers recorded in one turn, looked for among the pending receipts in one statement at the
+   * next `setImmediate` (one a turn rather than one a message).
+   */
+  let toMatch: string[] = []
+  const matchLater = (ids: string[]) => {
+    if (!deps) return
+    if (!toMatch.length) {
+      const ready = deps
+      setImmediate(() => {
+        const batch = toMatch
+        toMatch = []
+        for (let i = 0; i < batch.length; i += MATCH_CHUNK)
+          void matchPendingReceipts(ready, batch.slice(i, i + MATCH_CHUNK)).catch((error: unknown) =>
+            logger.warn({ err: error }, 'smpp receipt match failed'),
+          )
+      })
+    }
+    toMatch.push(...ids)
   }
 
   async function onDeliver(pdu: PDU): Promise<number> {
@@ -220,6 +244,11 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
     async submit(message, context): Promise<SubmitAccepted> {
       const { now } = context
       const run = (statement: Prisma.Sql) => statementOf(context, statement)
+      // The part rows and the answers' ids: committed when they resolve, in one transaction with the
+      // other records of this turn (turnTransaction) when the caller gives its transactions.
+      const { directTransaction } = context
+      const record = <T>(body: (write: (statement: Prisma.Sql) => Promise<Record<string, unknown>[]>) => Promise<T>) =>
+        directTransaction ? turnTransaction(directTransaction, body) : body(run)
       const texts = longMessages === 'payload' || message.pages <= 1 ? [message.text] : splitPages(message.text)
       // A message its caller has just written has no parts yet (GatewayContext.fresh): not read.
       const existing = context.fresh
@@ -242,7 +271,8 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
       const ref = reference
       // Each part's row is written when the window lets it go, right before its submit_sm: a part
       // still waiting for the window when the process dies has no row and is sent after the restart.
-      // The INSERT runs outside any transaction (on SQLite after the open ones): committed when it resolves.
+      // Committed when it resolves (the parts the window lets go in one turn in one commit), never
+      // in a transaction still open (on SQLite a transaction of its own waits for the open ones).
       const written = new Set<number>()
       const createdAt = timeOf({ kind: context.dbKind }, now)
       // Ids answered during this call, released (`recorded`) once the answers are written or have failed.
@@ -265,10 +295,12 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
               part,
               ref,
               async () => {
-                await run(Prisma.sql`
-              INSERT INTO "SmppPart" ("messageId", "part", "parts", "createdAt")
-              VALUES (${message.id}, ${part}, ${texts.length}, ${createdAt})
-              RETURNING "part"`)
+                await record((write) =>
+                  write(Prisma.sql`
+                    INSERT INTO "SmppPart" ("messageId", "part", "parts", "createdAt")
+                    VALUES (${message.id}, ${part}, ${texts.length}, ${createdAt})
+                    RETURNING "part"`),
+                )
                 written.add(part)
               },
               onAnswer,
@@ -277,24 +309,27 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
         )
 
         accepted = results.filter((r): r is Extract<PartResult, { kind: 'accepted' }> => r.kind === 'accepted')
+        // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
+        const notTaken = results
+          .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
+          .map((r) => r.part)
         try {
-          // One UPDATE for the accepted parts' ids.
-          if (accepted.length)
-            await run(Prisma.sql`
-            UPDATE "SmppPart" SET "smscMessageId" = CASE "part" ${Prisma.join(
-              accepted.map((r) => Prisma.sql`WHEN ${r.part} THEN ${r.id}`),
-              ' ',
-            )} END
-            WHERE "messageId" = ${message.id} AND "part" IN (${Prisma.join(accepted.map((r) => r.part))})
-            RETURNING "part"`)
-          // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
-          const notTaken = results
-            .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
-            .map((r) => r.part)
-          if (notTaken.length)
-            await run(
-              Prisma.sql`DELETE FROM "SmppPart" WHERE "messageId" = ${message.id} AND "part" IN (${Prisma.join(notTaken)}) RETURNING "part"`,
-            )
+          if (accepted.length || notTaken.length)
+            await record(async (write) => {
+              // One UPDATE for the accepted parts' ids.
+              if (accepted.length)
+                await write(Prisma.sql`
+                  UPDATE "SmppPart" SET "smscMessageId" = CASE "part" ${Prisma.join(
+                    accepted.map((r) => Prisma.sql`WHEN ${r.part} THEN ${r.id}`),
+                    ' ',
+                  )} END
+                  WHERE "messageId" = ${message.id} AND "part" IN (${Prisma.join(accepted.map((r) => r.part))})
+                  RETURNING "part"`)
+              if (notTaken.length)
+                await write(
+                  Prisma.sql`DELETE FROM "SmppPart" WHERE "messageId" = ${message.id} AND "part" IN (${Prisma.join(notTaken)}) RETURNING "part"`,
+                )
+            })
         } catch (error) {
           // The database failed after the PDUs left: not a refusal. The retry finds the parts without
           // ids and never sends them again (UNKNOWN); parts not taken may stay as rows (UNKNOWN too).
@@ -305,14 +340,8 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
         listening = false
         for (const id of answered) recorded(id)
       }
-      if (accepted.length && deps) {
-        // Receipts that came before these answers were recorded (maybe to another instance).
-        const ready = deps
-        const ids = accepted.map((r) => r.id)
-        setImmediate(
-          () => void matchPendingReceipts(ready, ids).catch((error: unknown) => logger.warn({ err: error }, 'smpp receipt match failed')),
-        )
-      }
+      // Receipts that came before these answers were recorded (maybe to another instance).
+      if (accepted.length) matchLater(accepted.map((r) => r.id))
 
       const refused = results.find((r) => r.kind === 'refused')
       if (refused && 'status' in refused) {

@@ -7,6 +7,7 @@ import { publishStatusChanges, statusChanges } from '../../live/status-events.js
 import { dateOf, statementOf, timeOf, type SqlTx } from '../sql.js'
 import { otherSpellings, type SmppReceipt } from './receipt.js'
 import { oncePerInterval } from '../../core/once-per-interval.js'
+import { turnTransaction } from '../../db/turn-transaction.js'
 
 type ReceiptDeps = Pick<Deps, 'db' | 'dbKind' | 'directRead' | 'directTransaction' | 'clock' | 'logger'> & Partial<Pick<Deps, 'events'>>
 
@@ -53,8 +54,9 @@ const updateParts = (tx: SqlTx, ids: string[], receipt: SmppReceipt, doneAt: Dat
  * before the submit_sm_resp was recorded, or to another instance) is kept as pending and matched
  * when the part is recorded, or by the worker's sweep. Returns whether it matched a part.
  *
- * One transaction of raw statements (src/sms/sql.ts): the part's UPDATE (by the id as given, else
- * by its other spellings) and, for a message of one part, the message's status change. A message
+ * One transaction of raw statements (src/sms/sql.ts), shared with the other records of the turn
+ * (src/db/turn-transaction.ts): the part's UPDATE (by the id as given, else by its other
+ * spellings) and, for a message of one part, the message's status change. A message
  * of several parts takes its status in a second transaction, once this part's is committed
  * (`reportMessage`).
  */
@@ -63,15 +65,16 @@ export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Pro
   const partDoneAt = receipt.doneAt ?? now
   // Refused before any statement (the SMSC delivers it again), as recordCarrierStatus refuses it.
   const single = carrierChange(singlePartReport(receipt, partDoneAt), now)
-  const changes = statusChanges()
-  const parts = await deps.directTransaction(async (run) => {
+  // With the other records of this turn (the receipts of one read of the socket, the SENT of messages) in one transaction.
+  const { parts, changes } = await turnTransaction(deps.directTransaction, async (run) => {
     const tx = { run, kind: deps.dbKind }
-    let parts = await updateParts(tx, [receipt.smscMessageId], receipt, partDoneAt)
+    const events = statusChanges()
+    let found = await updateParts(tx, [receipt.smscMessageId], receipt, partDoneAt)
     // The same number in the other base (a hex submit_sm_resp id, a decimal receipt id, or the reverse).
-    const others = parts.length ? [] : otherSpellings(receipt.smscMessageId)
-    if (others.length) parts = await updateParts(tx, others, receipt, partDoneAt)
-    for (const part of parts) if (Number(part.parts) === 1) await applyStatusChange(tx, part.messageId as string, single, changes)
-    return parts
+    const others = found.length ? [] : otherSpellings(receipt.smscMessageId)
+    if (others.length) found = await updateParts(tx, others, receipt, partDoneAt)
+    for (const part of found) if (Number(part.parts) === 1) await applyStatusChange(tx, part.messageId as string, single, events)
+    return { parts: found, changes: events }
   })
   await publishStatusChanges(deps, changes)
   if (!parts.length) return keepPending(deps, receipt)
