@@ -553,13 +553,19 @@ function headerLines(pairs: [string, string][]): string {
 
 function boundedHeaderLines(pairs: [string, string][]): { text: string; cut: boolean } {
   let text = ''
+  let bytes = 0
   for (const [name, value] of pairs) {
     const line = `${text ? '\n' : ''}${name}: ${value}`
-    if (Buffer.byteLength(text) + Buffer.byteLength(line) > MAX_LOGGED_HEADER_BYTES) return { text, cut: true }
+    const size = Buffer.byteLength(line)
+    if (bytes + size > MAX_LOGGED_HEADER_BYTES) return { text, cut: true }
     text += line
+    bytes += size
   }
   return { text, cut: false }
 }
+
+/** Stateless between calls (no `stream` option): one for every answer. */
+const utf8 = new TextDecoder('utf-8', { fatal: false })
 
 /** What the attempt log keeps of an answer: text any database stores (a NUL becomes U+FFFD). */
 function keptAnswer(answer: Answer) {
@@ -567,7 +573,7 @@ function keptAnswer(answer: Answer) {
   for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) pairs.push([answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!])
   const headers = boundedHeaderLines(pairs)
   // A character cut at the bound decodes as U+FFFD.
-  const body = new TextDecoder('utf-8', { fatal: false }).decode(answer.body).replace(/\0/g, '\uFFFD')
+  const body = utf8.decode(answer.body).replace(/\0/g, '\uFFFD')
   return {
     responseHeaders: headers.text.replace(/\0/g, '\uFFFD'),
     responseBody: body,
