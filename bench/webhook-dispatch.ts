@@ -8,6 +8,7 @@
 // the machine's load: CPU per delivery of the dispatchers and of PostgreSQL's backends serving
 // them, statements and (PostgreSQL) round trips per delivery. Targets (issue 56): 1,000/s from one
 // instance on PostgreSQL; with two, the CPU per delivery (dispatchers and PostgreSQL) at most 1.1x one's.
+// WEBHOOK_BENCH_WARM=n: each instance first sends n deliveries that are not measured (see WARM).
 import { fork, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -23,6 +24,11 @@ import { createDeps } from '../src/deps.js'
 import { createAccount } from '../src/accounts/create-account.js'
 
 const N = Number(process.env.WEBHOOK_BENCH_N ?? 10_000)
+// Deliveries each instance sends before the measured N (default none): a fresh dispatcher process
+// spends its first few thousand at two to three times the CPU of later ones (its code not yet
+// optimised), a cost a long-running worker pays once; with a warm-up the figures are those of
+// warm instances, and two instances are compared with one without a second start-up.
+const WARM = Number(process.env.WEBHOOK_BENCH_WARM ?? 0)
 
 const seen = new Map<string, number>()
 const receiver = createServer((req, res) => {
@@ -131,18 +137,22 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
     },
   })
   const body = JSON.stringify({ reference: message.id, id: message.id, status: 'DELIVRD', padding: 'x'.repeat(200) })
-  const now = new Date()
-  for (let i = 0; i < N; i += 1000)
-    await deps.db.webhookDelivery.createMany({
-      data: Array.from({ length: Math.min(1000, N - i) }, (_, j) => ({
-        id: `msg_${String(i + j).padStart(32, '0')}`,
-        accountId: account.id,
-        endpointId: endpoint.id,
-        messageId: message.id,
-        body,
-        nextAttemptAt: now,
-      })),
-    })
+  const due = async (count: number, prefix: string) => {
+    const now = new Date()
+    for (let i = 0; i < count; i += 1000)
+      await deps.db.webhookDelivery.createMany({
+        data: Array.from({ length: Math.min(1000, count - i) }, (_, j) => ({
+          id: `msg_${prefix}${String(i + j).padStart(32 - prefix.length, '0')}`,
+          accountId: account.id,
+          endpointId: endpoint.id,
+          messageId: message.id,
+          body,
+          nextAttemptAt: now,
+        })),
+      })
+  }
+  const warm = WARM * instances
+  await due(warm || N, warm ? 'w' : '')
   seen.clear()
   const postgres = url.startsWith('postgres')
   const applicationName = `webhook-bench-${process.pid}-${instances}`
@@ -165,10 +175,19 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
     await new Promise((resolve) => child.once('message', resolve))
     children.push(child)
   }
+  if (warm) {
+    for (const child of children) child.send('go')
+    while (seen.size < warm) await new Promise((r) => setTimeout(r, 10))
+    // Every warm-up delivery recorded before the counts start again (the receiver hears a POST before its record).
+    while (await deps.db.webhookDelivery.count({ where: { state: 'pending' } })) await new Promise((r) => setTimeout(r, 10))
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.once('message', resolve), child.send('mark')))))
+    seen.clear()
+    await due(N, '')
+  }
   const backends = postgres ? await databaseCpu(url.replace(/\?.*$/, ''), applicationName) : null
   const started = performance.now()
   const machineBefore = machineTimes()
-  for (const child of children) child.send('go')
+  for (const child of children) child.send(warm ? 'pump' : 'go')
   while (seen.size < N) await new Promise((r) => setTimeout(r, 10))
   const seconds = (performance.now() - started) / 1000
   const machineAfter = machineTimes()
@@ -210,7 +229,7 @@ async function run(label: string, url: string, instances: number): Promise<Run> 
       .join(' '),
   }
   console.log(
-    `${label}: ${N} deliveries in ${seconds.toFixed(2)} s = ${result.perSecond}/s, dispatcher CPU ${result.cpuMsPerDelivery.toFixed(3)} ms per delivery` +
+    `${label}${warm ? ` (warmed up by ${warm} deliveries)` : ''}: ${N} deliveries in ${seconds.toFixed(2)} s = ${result.perSecond}/s, dispatcher CPU ${result.cpuMsPerDelivery.toFixed(3)} ms per delivery` +
       (database ? `, PostgreSQL CPU ${result.databaseCpuMsPerDelivery!.toFixed(3)} ms (${database.backends} backends)` : '') +
       `, ${result.statementsPerDelivery.toFixed(3)} statements` +
       (postgres ? ` and ${result.roundTripsPerDelivery!.toFixed(3)} round trips` : '') +

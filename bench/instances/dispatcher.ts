@@ -42,13 +42,25 @@ const deps = createDeps(
 )
 const dispatcher = createDispatcher(deps, { owner: `bench-${process.pid}` })
 process.send!('ready')
-process.once('message', () => {
-  statements.clear()
-  counting = true
-  const started = process.cpuUsage()
-  const tick = setInterval(() => void dispatcher.pump().catch(() => undefined), 1000)
-  void dispatcher.pump()
-  process.once('message', async () => {
+let started = process.cpuUsage()
+let tick: NodeJS.Timeout | undefined
+// 'go' starts the dispatcher; 'mark' (after a warm-up, WEBHOOK_BENCH_WARM) starts the counts again
+// and pauses the dispatcher until 'pump'; 'stop' stops it and reports what was counted since 'go' or 'mark'.
+process.on('message', async (message) => {
+  if (message === 'go' || message === 'mark') {
+    statements.clear()
+    roundTrips = 0
+    counting = true
+    started = process.cpuUsage()
+  }
+  if (message === 'go' || message === 'pump') {
+    tick = setInterval(() => void dispatcher.pump().catch(() => undefined), 1000)
+    void dispatcher.pump().catch(() => undefined)
+  } else if (message === 'mark') {
+    // No claim until 'pump': the measured deliveries are being written.
+    clearInterval(tick)
+    process.send!('marked')
+  } else if (message === 'stop') {
     clearInterval(tick)
     await dispatcher.stop()
     const cpu = process.cpuUsage(started)
@@ -56,5 +68,5 @@ process.once('message', () => {
     process.send!({ cpuMs: (cpu.user + cpu.system) / 1000, statements: Object.fromEntries(statements), roundTrips })
     await database.close()
     process.exit(0)
-  })
+  }
 })

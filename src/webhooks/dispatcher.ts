@@ -71,9 +71,10 @@ export const ACCOUNT_SHARE = 2
  *   before anyone's second), so one endpoint's backlog does not fill a batch, nor delay another
  *   endpoint of the same account;
  * - an endpoint that keeps failing is paused (`pausedUntil`, see recordOutcomes) and skipped.
- * The claim itself is one conditional UPDATE per batch: under concurrency the database lets
- * exactly one claimer win each row (PostgreSQL re-checks the lease condition on the locked row;
- * SQLite serialises writers). A claim left by a dead process is free again when its lease runs out.
+ * The claim itself is one UPDATE per batch: under concurrency exactly one claimer wins each row
+ * (PostgreSQL: the candidates are locked as they are read, SKIP LOCKED, and the UPDATE leases those
+ * it picked; SQLite serialises writers, and its UPDATE is conditional). A claim left by a dead
+ * process is free again when its lease runs out.
  */
 export async function claimDueDeliveries(
   deps: StatementDeps,
@@ -91,7 +92,13 @@ export async function claimDueDeliveries(
   const fullAccounts = [...inFlight.accounts].filter(([, n]) => n >= perAccount).map(([id]) => id)
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   const leaseUntil = directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))
-  const due = Prisma.sql`
+  // PostgreSQL: the function of claimAtOnce (through Prisma, too, with traces on).
+  const texts = (ids: string[]) => Prisma.sql`ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(ids)} AS jsonb)))`
+  const due =
+    deps.dbKind === 'postgresql'
+      ? Prisma.sql`
+    SELECT * FROM "webhook_due_candidates"(CAST(${at} AS timestamp(3)), CAST(${limit * 4} AS integer), ${texts(fullEndpoints)}, ${texts(fullAccounts)})`
+      : Prisma.sql`
     SELECT d."id", d."accountId", d."endpointId", d."nextAttemptAt" FROM "WebhookDelivery" d
     WHERE d."state" = 'pending' AND d."nextAttemptAt" <= ${at} AND (d."leaseUntil" IS NULL OR d."leaseUntil" < ${at})
       ${fullEndpoints.length ? Prisma.sql`AND (d."endpointId" IS NULL OR d."endpointId" NOT IN (${Prisma.join(fullEndpoints)}))` : Prisma.empty}
@@ -148,9 +155,14 @@ export async function claimDueDeliveries(
 
 /**
  * PostgreSQL: the claim as one statement, where it was three round trips (the candidates, the
- * conditional UPDATE, the endpoints). The candidates are locked as they are read (`FOR UPDATE
- * SKIP LOCKED`): two instances claiming at once take different rows instead of the same ones,
- * one of them winning each and the other claiming again. The round-robin of `roundRobin` is
+ * conditional UPDATE, the endpoints). The candidates come from "webhook_due_candidates"
+ * (prisma/postgresql/migrations/20261207040000_webhook_claim_plan), whose own planner settings
+ * walk the ("state", "nextAttemptAt") index in order and stop after its LIMIT whatever the
+ * statistics: planned here, a table not analysed since a burst made PostgreSQL read and sort
+ * every due row for each claim. It locks them as it reads them (`FOR UPDATE SKIP LOCKED`): two
+ * instances claiming at once take different rows instead of the same ones, and the UPDATE needs
+ * no condition but the ids (they stay locked until it commits), which keeps its plan on the
+ * primary key whatever the statistics too. The round-robin of `roundRobin` is
  * done by window functions: each candidate's round is its rank in its endpoint's queue (a
  * delivery whose endpoint was removed is a queue of its own), the endpoints taking turns in the
  * order of their oldest candidate; a candidate passes while its endpoint has room (`perEndpoint`
@@ -179,7 +191,7 @@ async function claimAtOnce(
   const used = (counts: ReadonlyMap<string, number>, name: string) =>
     counts.size ? Prisma.sql`coalesce(${Prisma.raw(name)}."n", 0)` : Prisma.sql`0`
   const rows = await deps.directRead(Prisma.sql`
-    WITH "candidates" AS (${due} FOR UPDATE OF d SKIP LOCKED),
+    WITH "candidates" AS (${due}),
     "rounds" AS (
       SELECT c."id", c."accountId", c."endpointId", coalesce(c."endpointId", c."id") AS "queue",
         row_number() OVER (PARTITION BY coalesce(c."endpointId", c."id") ORDER BY c."nextAttemptAt", c."id") AS "round",
@@ -199,15 +211,14 @@ async function claimAtOnce(
     ),
     "won" AS (
       UPDATE "WebhookDelivery" w SET "leaseOwner" = ${token}, "leaseUntil" = ${leaseUntil}
-      FROM "picked" p
-      WHERE w."id" = p."id" AND w."state" = 'pending' AND (w."leaseUntil" IS NULL OR w."leaseUntil" < ${at})
-      RETURNING w."id", w."accountId", w."endpointId", w."body", w."attempts", w."attemptsTotal", w."traceparent", p."turn"
+      WHERE w."id" = ANY (ARRAY(SELECT p."id" FROM "picked" p))
+      RETURNING w."id", w."accountId", w."endpointId", w."body", w."attempts", w."attemptsTotal", w."traceparent"
     )
-    SELECT won.*, e."id" AS "e_id", e."accountId" AS "e_accountId", e."url" AS "e_url", e."secret" AS "e_secret",
+    SELECT won.*, p."turn", e."id" AS "e_id", e."accountId" AS "e_accountId", e."url" AS "e_url", e."secret" AS "e_secret",
       e."previousSecret" AS "e_previousSecret", e."previousSecretUntil" AS "e_previousSecretUntil", e."disabledAt" AS "e_disabledAt",
       e."disabledReason" AS "e_disabledReason", e."failures" AS "e_failures", e."pausedUntil" AS "e_pausedUntil"
-    FROM "won" won LEFT JOIN "WebhookEndpoint" e ON e."id" = won."endpointId"
-    ORDER BY won."turn"`)
+    FROM "won" won JOIN "picked" p ON p."id" = won."id" LEFT JOIN "WebhookEndpoint" e ON e."id" = won."endpointId"
+    ORDER BY p."turn"`)
   if (!rows) return undefined
   return rows.map((row) => ({
     id: row.id as string,
@@ -542,13 +553,19 @@ function headerLines(pairs: [string, string][]): string {
 
 function boundedHeaderLines(pairs: [string, string][]): { text: string; cut: boolean } {
   let text = ''
+  let bytes = 0
   for (const [name, value] of pairs) {
     const line = `${text ? '\n' : ''}${name}: ${value}`
-    if (Buffer.byteLength(text) + Buffer.byteLength(line) > MAX_LOGGED_HEADER_BYTES) return { text, cut: true }
+    const size = Buffer.byteLength(line)
+    if (bytes + size > MAX_LOGGED_HEADER_BYTES) return { text, cut: true }
     text += line
+    bytes += size
   }
   return { text, cut: false }
 }
+
+/** Stateless between calls (no `stream` option): one for every answer. */
+const utf8 = new TextDecoder('utf-8', { fatal: false })
 
 /** What the attempt log keeps of an answer: text any database stores (a NUL becomes U+FFFD). */
 function keptAnswer(answer: Answer) {
@@ -556,7 +573,7 @@ function keptAnswer(answer: Answer) {
   for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) pairs.push([answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!])
   const headers = boundedHeaderLines(pairs)
   // A character cut at the bound decodes as U+FFFD.
-  const body = new TextDecoder('utf-8', { fatal: false }).decode(answer.body).replace(/\0/g, '\uFFFD')
+  const body = utf8.decode(answer.body).replace(/\0/g, '\uFFFD')
   return {
     responseHeaders: headers.text.replace(/\0/g, '\uFFFD'),
     responseBody: body,

@@ -1,0 +1,5 @@
+-- Hand-written, and nothing to do on SQLite: the PostgreSQL migration of the same name gives the
+-- webhook claim's candidates a plan that does not hang on the table's statistics. SQLite's claim
+-- walks the ("state", "nextAttemptAt") index in order whatever it knows of the table (no
+-- sqlite_stat1 is ever written: the project does not run ANALYZE), and keeps the same list of
+-- migrations as PostgreSQL's.
