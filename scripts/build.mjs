@@ -75,7 +75,7 @@ const { outputFiles, metafile } = await esbuild.build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['better-sqlite3', '@prisma/client', 'esbuild', 'pg-native', ...Object.keys(pkg.devDependencies)],
+  external: ['better-sqlite3', '@prisma/client/runtime/query_compiler_bg.*', 'esbuild', 'pg-native', ...Object.keys(pkg.devDependencies)],
   // CommonJS packages in an ES module bundle call require() for Node's built-in modules.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   sourcemap: 'linked',
