@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Db } from '../db/client.js'
 import { AppError } from '../core/errors.js'
