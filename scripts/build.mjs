@@ -60,7 +60,8 @@ if (!quick) {
 // "Start-up"). What is imported lazily (pg, graphql-jit, GraphiQL's page, OpenTelemetry's SDK, the
 // SMPP client) stays in chunks of its own, loaded on first use. Outside the bundle: packages with
 // native code or files they find beside themselves (better-sqlite3, Prisma's runtime and its Wasm,
-// esbuild), the development tools, and pg's optional native binding.
+// esbuild), the one development tool the sources import (@gql.tada/internal, for scripts/print-schema.ts),
+// and pg's optional native binding.
 // The chunks live two directories below dist/ (dist/src/bundle), where the per-module files were:
 // the modules that find a file relative to themselves (../../package.json, ../../prisma/,
 // ../../console/) find it there.
@@ -75,7 +76,7 @@ const { outputFiles, metafile } = await esbuild.build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['better-sqlite3', '@prisma/client/runtime/query_compiler_bg.*', 'esbuild', 'pg-native', ...Object.keys(pkg.devDependencies)],
+  external: ['better-sqlite3', '@prisma/client/runtime/query_compiler_bg.*', 'esbuild', 'pg-native', '@gql.tada/internal'],
   // CommonJS packages in an ES module bundle call require() for Node's built-in modules.
   banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   sourcemap: 'linked',
