@@ -9,11 +9,11 @@
 // chunks sit two directories below dist/ (dist/src/bundle), so paths resolved relative to a module
 // (the migrations, package.json, the console's sources) are found as they are under tsx.
 import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { distInputs } from './dist-inputs.mjs'
 
 const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -21,27 +21,12 @@ const dist = join(root, 'dist')
 const require = createRequire(import.meta.url)
 const started = performance.now()
 
-// What dist/ is made from: every file's path, size and modification time, hashed. When it matches
-// the one recorded by the last build, `--quick` stops here: starting esbuild to learn that nothing
-// changed cost about 2 s of the start-up (docs/operations.md, "Start-up").
-const inputs = ['src', 'rest-compat', 'console', join('prisma', 'sqlite', 'migrations'), join('prisma', 'postgresql', 'migrations')]
-  .flatMap((dir) =>
-    readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => join(entry.parentPath ?? entry.path, entry.name)),
-  )
-  .concat(['package.json', 'tsconfig.json', 'tsconfig.build.json', join('scripts', 'build.mjs')].map((file) => join(root, file)))
-  .sort()
-const fingerprint = createHash('sha256')
-for (const file of inputs) {
-  const { size, mtimeMs } = statSync(file)
-  fingerprint.update(`${relative(root, file)}\0${size}\0${mtimeMs}\n`)
-}
-const inputsHash = fingerprint.digest('hex')
+// Nothing to do when dist/ was built from these very inputs (scripts/dist-inputs.mjs).
+const { count, hash: inputsHash, upToDate } = distInputs(root)
 const stamp = join(dist, '.inputs')
-if (quick && existsSync(join(dist, 'server.js')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === inputsHash) {
+if (quick && upToDate) {
   const ms = Math.round(performance.now() - started)
-  console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'dist/ up to date', inputs: inputs.length, written: 0, ms }))
+  console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'dist/ up to date', inputs: count, written: 0, ms }))
   process.exit(0)
 }
 const esbuild = require('esbuild')

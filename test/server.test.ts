@@ -140,6 +140,32 @@ describe('process supervision', () => {
     }
   }, 90_000)
 
+  it("npm start stops with the build's error, and serves nothing, when dist/ cannot be built", async () => {
+    // The server's first module: a syntax error there fails the bundle.
+    const source = join('src', 'process', 'heap-settings.ts')
+    const original = readFileSync(source, 'utf8')
+    const { atime, mtime } = statSync(source)
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-npm-start-broken-'))
+    let server: ReturnType<typeof start> | undefined
+    try {
+      writeFileSync(source, `${original}\nexport const = 1\n`)
+      server = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' }, ['npm', 'start', '--silent'])
+      const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 60_000))])
+      expect(code).toBe(1)
+      expect(server.errors()).toContain(source)
+      // The build's own report only, not a stack of the start script's on top of it.
+      expect(server.errors()).not.toContain('start.mjs')
+      expect(server.output()).not.toContain('"msg":"listening"')
+      expect(existsSync(join(dir, 'gateway.db'))).toBe(false)
+    } finally {
+      if (server && groupAlive(server.child)) process.kill(-server.child.pid!, 'SIGKILL')
+      writeFileSync(source, original)
+      utimesSync(source, atime, mtime)
+      execFileSync(process.execPath, ['scripts/build.mjs', '--quick'])
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
   it("npm start's build step keeps the previous build's chunks for a running instance, and removes older files", () => {
     const quickBuild = () => JSON.parse(execFileSync(process.execPath, ['scripts/build.mjs', '--quick'], { encoding: 'utf8' }).trim())
     quickBuild()
