@@ -4,16 +4,16 @@
 // JavaScript changed are written, so a start takes well under a second more and an instance
 // already running from dist/ never sees a file half written.
 //
-// The JavaScript comes from esbuild, one file per module (no bundling), the transform tsx applies
-// in memory during development: the compiled tree keeps the source layout (dist/src,
-// dist/rest-compat), so paths resolved relative to a module (the migrations, package.json, the
-// Swagger UI assets) are found as they are under tsx.
+// The JavaScript comes from esbuild, the transform tsx applies in memory during development,
+// bundled: the server and the CLI are one module each with the chunks they share (below). The
+// chunks sit two directories below dist/ (dist/src/bundle), so paths resolved relative to a module
+// (the migrations, package.json, the console's sources) are found as they are under tsx.
 import { execFileSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { distInputs } from './dist-inputs.mjs'
 
 const quick = process.argv.includes('--quick')
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -21,27 +21,12 @@ const dist = join(root, 'dist')
 const require = createRequire(import.meta.url)
 const started = performance.now()
 
-// What dist/ is made from: every file's path, size and modification time, hashed. When it matches
-// the one recorded by the last build, `--quick` stops here: starting esbuild to learn that nothing
-// changed cost about 2 s of the start-up (docs/operations.md, "Start-up").
-const inputs = ['src', 'rest-compat', 'console', join('prisma', 'sqlite', 'migrations'), join('prisma', 'postgresql', 'migrations')]
-  .flatMap((dir) =>
-    readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => join(entry.parentPath ?? entry.path, entry.name)),
-  )
-  .concat(['package.json', 'tsconfig.json', 'tsconfig.build.json', join('scripts', 'build.mjs')].map((file) => join(root, file)))
-  .sort()
-const fingerprint = createHash('sha256')
-for (const file of inputs) {
-  const { size, mtimeMs } = statSync(file)
-  fingerprint.update(`${relative(root, file)}\0${size}\0${mtimeMs}\n`)
-}
-const inputsHash = fingerprint.digest('hex')
+// Nothing to do when dist/ was built from these very inputs (scripts/dist-inputs.mjs).
+const { count, hash: inputsHash, upToDate } = distInputs(root)
 const stamp = join(dist, '.inputs')
-if (quick && existsSync(join(dist, 'server.js')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === inputsHash) {
+if (quick && upToDate) {
   const ms = Math.round(performance.now() - started)
-  console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'dist/ up to date', inputs: inputs.length, written: 0, ms }))
+  console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'dist/ up to date', inputs: count, written: 0, ms }))
   process.exit(0)
 }
 const esbuild = require('esbuild')
@@ -54,22 +39,34 @@ if (!quick) {
   rmSync(dist, { recursive: true, force: true })
 }
 
-const sources = ['src', 'rest-compat'].flatMap((dir) =>
-  readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts'))
-    .map((entry) => join(entry.parentPath ?? entry.path, entry.name)),
-)
-const { outputFiles } = await esbuild.build({
-  entryPoints: sources,
-  outdir: dist,
-  outbase: root,
+// The server and the CLI, each bundled with the packages they import into one module and the
+// chunks they share, where dist/ used to hold one file per module: a start spent more than half of
+// its CPU in Node's module loader, finding, reading and linking about 900 files (docs/operations.md,
+// "Start-up"). What is imported lazily (pg, graphql-jit, GraphiQL's page, OpenTelemetry's SDK, the
+// SMPP client) stays in chunks of its own, loaded on first use. Outside the bundle: packages with
+// native code or files they find beside themselves (better-sqlite3, Prisma's runtime and its Wasm,
+// esbuild), the one development tool the sources import (@gql.tada/internal, for scripts/print-schema.ts),
+// and pg's optional native binding.
+// The chunks live two directories below dist/ (dist/src/bundle), where the per-module files were:
+// the modules that find a file relative to themselves (../../package.json, ../../prisma/,
+// ../../console/) find it there.
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+const { outputFiles, metafile } = await esbuild.build({
+  entryPoints: { server: join(root, 'src', 'process', 'server.ts'), cli: join(root, 'src', 'cli', 'main.ts') },
+  outdir: join(dist, 'src', 'bundle'),
   absWorkingDir: root,
   tsconfig: join(root, 'tsconfig.build.json'),
+  bundle: true,
+  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
+  external: ['better-sqlite3', '@prisma/client/runtime/query_compiler_bg.*', 'esbuild', 'pg-native', '@gql.tada/internal'],
+  // CommonJS packages in an ES module bundle call require() for Node's built-in modules.
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   sourcemap: 'linked',
   sourcesContent: false,
+  metafile: true,
   logLevel: 'warning',
   write: false,
 })
@@ -117,12 +114,37 @@ for (const target of ['sqlite', 'postgresql']) {
   for (const file of wanted) put(join(to, file), readFileSync(join(from, file)))
   for (const file of existsSync(to) ? filesUnder(to) : []) if (!wanted.has(file)) rmSync(join(to, file))
 }
-// Stable entry points.
-put(join(dist, 'server.js'), "import './src/process/server.js'\n")
-put(join(dist, 'cli.js'), "import './src/cli/main.js'\n")
+// Stable entry points. Each first asks Node (22.1 and later; Node 20 has no such cache) to keep
+// V8's compiled code of every module it loads, in NODE_COMPILE_CACHE or else the OS's temporary
+// directory, and to read it back at the next start instead of compiling the same sources again
+// (docs/operations.md, "Start-up"). A directory it cannot write costs nothing but the saving.
+const entry = (path) => `import module from 'node:module'\nmodule.enableCompileCache?.()\nawait import('${path}')\n`
+put(join(dist, 'server.js'), entry('./src/bundle/server.js'))
+put(join(dist, 'cli.js'), entry('./src/bundle/cli.js'))
+// The chunks' names carry a hash of their content, so a change writes new ones beside the old. The
+// previous build's stay (dist/.outputs lists them): an instance still running from them may load
+// one of its lazy chunks later. Anything older under dist/src and dist/rest-compat goes (from before
+// the bundle: the per-module files).
+{
+  const outputs = join(dist, '.outputs')
+  const current = outputFiles.map((file) => relative(dist, file.path)).sort()
+  const previous = new Set(existsSync(outputs) ? readFileSync(outputs, 'utf8').split('\n') : [])
+  const keep = new Set(current)
+  for (const dir of ['src', 'rest-compat'].map((name) => join(dist, name)).filter((dir) => existsSync(dir)))
+    for (const file of filesUnder(dir).map((file) => relative(dist, join(dir, file))))
+      if (!keep.has(file) && !previous.has(file)) rmSync(join(dist, file))
+  /** Removes the directories under `dir` that hold no file; true when `dir` itself is then empty. */
+  const prune = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }))
+      if (entry.isDirectory() && prune(join(dir, entry.name))) rmSync(join(dir, entry.name), { recursive: true })
+    return readdirSync(dir).length === 0
+  }
+  for (const dir of ['src', 'rest-compat'].map((name) => join(dist, name)).filter((dir) => existsSync(dir)))
+    if (prune(dir)) rmSync(dir, { recursive: true })
+  put(outputs, current.join('\n'))
+}
 // The compiled modules read the package's version (the home page, the OpenAPI document) from
 // ../../package.json, which in dist/ is dist/package.json; it also marks dist/ as ESM on its own.
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 put(join(dist, 'package.json'), JSON.stringify({ name: pkg.name, version: pkg.version, private: true, type: 'module' }, null, 2) + '\n')
 
 // Last: a build stopped half-way leaves the old stamp (or none), so the next start builds again.
@@ -131,5 +153,8 @@ put(stamp, inputsHash)
 const ms = Math.round(performance.now() - started)
 // npm start's step: one line in the service's own log format (pino's, at info), so a log shipper
 // that reads JSON lines from the service reads this one too.
-if (quick) console.log(JSON.stringify({ level: 30, time: Date.now(), msg: 'dist/ up to date', modules: sources.length, written, ms }))
+if (quick)
+  console.log(
+    JSON.stringify({ level: 30, time: Date.now(), msg: 'dist/ up to date', modules: Object.keys(metafile.inputs).length, written, ms }),
+  )
 else console.log(`built dist/ in ${ms} ms (node dist/server.js, node dist/cli.js)`)

@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, existsSync, statSync, utimesSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { spawnServer } from './kit/server-process.js'
 
@@ -135,6 +135,68 @@ describe('process supervision', () => {
       expect(rebuilt.modules).toBeGreaterThan(300)
       expect(rebuilt.written).toBe(1)
     } finally {
+      utimesSync(source, atime, mtime)
+      quickBuild()
+    }
+  }, 90_000)
+
+  it("npm start stops with the build's error, and serves nothing, when dist/ cannot be built", async () => {
+    // The server's first module: a syntax error there fails the bundle.
+    const source = join('src', 'process', 'heap-settings.ts')
+    const original = readFileSync(source, 'utf8')
+    const { atime, mtime } = statSync(source)
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-npm-start-broken-'))
+    let server: ReturnType<typeof start> | undefined
+    try {
+      writeFileSync(source, `${original}\nexport const = 1\n`)
+      server = start({ DATABASE_URL: `file:${join(dir, 'gateway.db')}`, PORT: '0', LOG_LEVEL: 'info' }, ['npm', 'start', '--silent'])
+      const code = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 60_000))])
+      expect(code).toBe(1)
+      expect(server.errors()).toContain(source)
+      // The build's own report only, not a stack of the start script's on top of it.
+      expect(server.errors()).not.toContain('start.mjs')
+      expect(server.output()).not.toContain('"msg":"listening"')
+      expect(existsSync(join(dir, 'gateway.db'))).toBe(false)
+    } finally {
+      if (server && groupAlive(server.child)) process.kill(-server.child.pid!, 'SIGKILL')
+      writeFileSync(source, original)
+      utimesSync(source, atime, mtime)
+      execFileSync(process.execPath, ['scripts/build.mjs', '--quick'])
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("npm start's build step keeps the previous build's chunks for a running instance, and removes older files", () => {
+    const quickBuild = () => JSON.parse(execFileSync(process.execPath, ['scripts/build.mjs', '--quick'], { encoding: 'utf8' }).trim())
+    quickBuild()
+    const outputs = join('dist', '.outputs')
+    const current = readFileSync(outputs, 'utf8').split('\n')
+    expect(current).toContain(join('src', 'bundle', 'server.js'))
+    // A chunk of the previous build (listed in dist/.outputs), a chunk older than that, and a
+    // per-module file from before the bundle.
+    const previousChunk = join('dist', 'src', 'bundle', 'chunk-PREVIOUS.js')
+    const olderChunk = join('dist', 'src', 'bundle', 'chunk-OLDER.js')
+    const perModule = join('dist', 'src', 'web', 'web-routes.js')
+    mkdirSync(dirname(perModule), { recursive: true })
+    for (const file of [previousChunk, olderChunk, perModule]) writeFileSync(file, 'export {}\n')
+    writeFileSync(outputs, [...current, join('src', 'bundle', 'chunk-PREVIOUS.js')].join('\n'))
+    const source = join('src', 'env.ts')
+    const { atime, mtime } = statSync(source)
+    try {
+      utimesSync(source, atime, new Date(mtime.getTime() + 1000))
+      quickBuild()
+      expect(existsSync(previousChunk)).toBe(true)
+      expect(existsSync(olderChunk)).toBe(false)
+      expect(existsSync(perModule)).toBe(false)
+      // Emptied directories go with their files.
+      expect(existsSync(join('dist', 'src', 'web'))).toBe(false)
+      // One build later it is older than the previous build's: it goes too.
+      utimesSync(source, atime, new Date(mtime.getTime() + 2000))
+      quickBuild()
+      expect(existsSync(previousChunk)).toBe(false)
+      expect(readFileSync(outputs, 'utf8').split('\n')).toEqual(current)
+    } finally {
+      for (const file of [previousChunk, olderChunk, perModule]) rmSync(file, { force: true })
       utimesSync(source, atime, mtime)
       quickBuild()
     }

@@ -123,25 +123,23 @@ export function benchServiceEnv(start: { env: Record<string, string> }, url: str
 
 /**
  * The service as `npm start` runs it, read from package.json's `start` script
- * (`node <build> && [NAME=value ...] exec node <flags> dist/server.js`): the build runs here; the
- * child is node itself with the same flags and environment (its own pid, for /proc). A value
- * `${NAME:-default}` is the variable from this environment, or the default.
+ * (`[NAME=value ...] exec node <flags> scripts/start.mjs`, which checks dist/ and then runs
+ * dist/server.js in the same process): the build check runs here (`scripts/build.mjs --quick`);
+ * the child is node itself with the same flags and environment running dist/server.js (its own pid,
+ * for /proc). A value `${NAME:-default}` is the variable from this environment, or the default.
  */
 export function serviceCommand(root: string): { args: string[]; env: Record<string, string> } {
   const start: string = JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts.start
-  const match = /^node (\S+(?: \S+)*) && ((?:[A-Z_]+=\S+ )*)exec node ((?:\S+ )*)dist\/server\.js$/.exec(start)
-  if (!match)
-    throw new Error(
-      `package.json's start script is no longer "node <build> && [NAME=value ...] exec node <flags> dist/server.js": ${start}`,
-    )
-  execFileSync(process.execPath, match[1]!.split(' '), { cwd: root, stdio: 'inherit' })
+  const match = /^((?:[A-Z_]+=\S+ )*)exec node ((?:\S+ )*)scripts\/start\.mjs$/.exec(start)
+  if (!match) throw new Error(`package.json's start script is no longer "[NAME=value ...] exec node <flags> scripts/start.mjs": ${start}`)
+  execFileSync(process.execPath, ['scripts/build.mjs', '--quick'], { cwd: root, stdio: 'inherit' })
   const env: Record<string, string> = {}
-  for (const assignment of match[2]!.split(' ').filter(Boolean)) {
+  for (const assignment of match[1]!.split(' ').filter(Boolean)) {
     const [name, value] = [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]
     const fallback = /^\$\{(\w+):-(.*)\}$/.exec(value)
     env[name] = fallback ? process.env[fallback[1]!] || fallback[2]! : value
   }
-  return { args: [...match[3]!.split(' ').filter(Boolean), 'dist/server.js'], env }
+  return { args: [...match[2]!.split(' ').filter(Boolean), 'dist/server.js'], env }
 }
 
 /**

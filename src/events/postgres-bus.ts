@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { createRequire } from 'node:module'
 import type pg from 'pg'
 import type { Logger } from 'pino'
 import type { Db } from '../db/client.js'
@@ -9,8 +8,12 @@ import { decodeEnvelope, encodeEnvelope } from './event-envelope.js'
 import { createLocalDelivery } from './local-delivery.js'
 import { reconnectDelayMs } from './reconnect-delay.js'
 
-/** pg, required when the bus first connects: a SQLite start never parses it (docs/operations.md, "Start-up"). */
-const loadPg = () => createRequire(import.meta.url)('pg') as typeof pg
+/**
+ * pg, imported when the bus first connects: a SQLite start never parses it (docs/operations.md,
+ * "Start-up"). Imported, not required: in the bundle of dist/ an import of pg is the bundle's own
+ * copy, the one the database's pool uses, where a require would load node_modules/pg a second time.
+ */
+const loadPg = () => import('pg').then((module) => module.default)
 
 export interface PostgresBusOptions {
   connectionString: string
@@ -91,7 +94,9 @@ export function createPostgresBus(options: PostgresBusOptions): PostgresBus {
   async function connect() {
     retryTimer = null
     if (closed) return
-    const next = new (loadPg().Client)({
+    const { Client } = await loadPg()
+    if (closed) return
+    const next = new Client({
       connectionString,
       application_name: 'gateway-event-bus',
       connectionTimeoutMillis: connectTimeoutMs,

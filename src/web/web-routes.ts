@@ -46,13 +46,18 @@ function cachedText(make: () => string, contentType: string) {
 }
 
 export function createWebRoutes(routes: RestRoute[]) {
-  const openapiText = JSON.stringify(buildOpenApiDocument(routes, { version }), null, 2)
-  const openapiEtag = `"${createHash('sha1').update(openapiText).digest('base64url')}"`
+  // Built on its first request, not at start-up (docs/operations.md, "Start-up").
+  let openapiText: string | undefined
+  let openapiEtag = ''
   const sdl = cachedText(printedSchema, 'text/plain; charset=utf-8')
   const home = homePage()
   const reference = apiReferencePage()
 
   function openapi(request: Request): Response {
+    if (openapiText === undefined) {
+      openapiText = JSON.stringify(buildOpenApiDocument(routes, { version }), null, 2)
+      openapiEtag = `"${createHash('sha1').update(openapiText).digest('base64url')}"`
+    }
     const headers = {
       'Content-Type': 'application/json; charset=utf-8',
       'Cache-Control': 'no-cache',
