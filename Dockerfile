@@ -21,7 +21,7 @@ RUN npm ci --no-audit --no-fund
 
 FROM deps AS build
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.mjs scripts/
+COPY scripts/build.mjs scripts/dist-inputs.mjs scripts/
 COPY src src
 COPY rest-compat rest-compat
 COPY console console
