@@ -311,7 +311,8 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     // A bad URL is refused inline and changes nothing; Cancel closes the form.
     await page.getByRole('button', { name: `Edit endpoint ${second}` }).click()
     const url = page.getByLabel('Endpoint URL', { exact: true })
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('edit-endpoint-url')
+    // The form takes the focus once it has rendered, after the click resolves: wait for it.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('edit-endpoint-url')
     expect(await url.inputValue()).toBe(second)
     await url.fill('not a url')
     await page.getByRole('button', { name: 'Save endpoint' }).click()
@@ -342,7 +343,7 @@ describe.skipIf(skip).each(targets)('the account console in a browser on $name',
     const got = receiver.received.at(-1)!
     expect(JSON.parse(got.body)).toMatchObject({ type: 'test', data: { test: true } })
     await page.getByRole('button', { name: `Deliveries to ${edited}` }).click()
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('delivery-endpoint')
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('delivery-endpoint')
     const log = page.getByTestId('deliveries')
     await expect.poll(() => log.locator('tbody tr').count()).toBe(1)
     expect(await log.locator('tbody tr').getAttribute('data-delivery')).toBe(got.headers['webhook-id'])
