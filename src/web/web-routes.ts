@@ -21,52 +21,39 @@ const TO_REFERENCE = new Set(['/api', '/api/', '/docs', '/docs/'])
 export const SDL_PATH = '/graphql/schema.graphql'
 
 /**
- * A text fixed for the process's life, answered with its ETag (304 to a matching If-None-Match),
- * `no-cache` (tools revalidate, and get it again after an upgrade), and open to any origin.
+ * A text fixed for the process's life, made on its first request and answered with its ETag (304
+ * to a matching If-None-Match) and the given headers: `no-cache` (tools revalidate, and get it
+ * again after an upgrade) and open to any origin, for both the OpenAPI document and the SDL.
  */
-function cachedText(make: () => string, contentType: string) {
+function cachedText(make: () => string, headersBesidesEtag: Record<string, string>) {
   // Made on the first request, not at start-up (printing the schema is a tenth of a second).
   let text: string | undefined
-  let etag = ''
+  let headers: Record<string, string> = {}
   return (request: Request): Response => {
     if (text === undefined) {
       text = make()
-      etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+      headers = { ...headersBesidesEtag, ETag: `"${createHash('sha1').update(text).digest('base64url')}"` }
     }
-    const headers = {
-      'Content-Type': contentType,
-      'Cache-Control': 'no-cache',
-      ETag: etag,
-      'Access-Control-Allow-Origin': '*',
-      'Access-Control-Expose-Headers': 'ETag',
-    }
-    if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+    if (etagMatches(request.headers.get('if-none-match'), headers.ETag!)) return new Response(null, { status: 304, headers })
     return new Response(request.method === 'HEAD' ? null : text, { headers })
   }
 }
 
 export function createWebRoutes(routes: RestRoute[]) {
-  // Built on its first request, not at start-up (docs/operations.md, "Start-up").
-  let openapiText: string | undefined
-  let openapiEtag = ''
-  const sdl = cachedText(printedSchema, 'text/plain; charset=utf-8')
+  // Both built on their first request, not at start-up (docs/operations.md, "Start-up").
+  const openapi = cachedText(() => JSON.stringify(buildOpenApiDocument(routes, { version }), null, 2), {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    'Access-Control-Allow-Origin': '*',
+  })
+  const sdl = cachedText(printedSchema, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': 'ETag',
+  })
   const home = homePage()
   const reference = apiReferencePage()
-
-  function openapi(request: Request): Response {
-    if (openapiText === undefined) {
-      openapiText = JSON.stringify(buildOpenApiDocument(routes, { version }), null, 2)
-      openapiEtag = `"${createHash('sha1').update(openapiText).digest('base64url')}"`
-    }
-    const headers = {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      ETag: openapiEtag,
-      'Access-Control-Allow-Origin': '*',
-    }
-    if (etagMatches(request.headers.get('if-none-match'), openapiEtag)) return new Response(null, { status: 304, headers })
-    return new Response(openapiText, { headers })
-  }
 
   /** The page for this request, or null when the path is not one of them. */
   return function handle(request: Request, url: URL): Response | null {

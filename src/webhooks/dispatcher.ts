@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import https from 'node:https'
 import type { Deps } from '../deps.js'
 import { directTimestamp } from '../db/client.js'
+import { jsonTexts } from '../db/json-texts.js'
 import { Prisma, type WebhookEndpoint } from '../generated/sqlite/client.js'
 import { isIP } from 'node:net'
 import { guardedLookup, isPublicAddress, NOT_PUBLIC } from './ssrf-guard.js'
@@ -93,7 +94,7 @@ export async function claimDueDeliveries(
   const token = `${owner}:${now.getTime()}:${Math.random().toString(36).slice(2, 10)}`
   const leaseUntil = directTimestamp(deps.dbKind, new Date(now.getTime() + leaseMs))
   // PostgreSQL: the function of claimAtOnce (through Prisma, too, with traces on).
-  const texts = (ids: string[]) => Prisma.sql`ARRAY(SELECT jsonb_array_elements_text(CAST(${JSON.stringify(ids)} AS jsonb)))`
+  const texts = (ids: string[]) => Prisma.sql`ARRAY(${jsonTexts('postgresql', ids)})`
   const due =
     deps.dbKind === 'postgresql'
       ? Prisma.sql`
