@@ -73,6 +73,23 @@ describe.each(targets)('SMPP connector on $name', (target) => {
   const balance = async (accountId: string) =>
     (await kit.db.account.findUniqueOrThrow({ where: { id: accountId }, select: { creditBalance: true } })).creditBalance
   const message = (id: string) => kit.db.message.findUniqueOrThrow({ where: { id } })
+  /** A one-page GSM-7 message of the account through the SMPP gateway, charged, in `status`. */
+  const smppMessage = (accountId: string, mobile: string, text: string, status: 'PENDING' | 'SENT') =>
+    kit.db.message.create({
+      data: {
+        accountId,
+        mobile,
+        sender: 'ACME',
+        text,
+        encoding: 'GSM_7',
+        pages: 1,
+        costPerPage: 10_000n,
+        creditsDeducted: 10_000n,
+        gateway: 'smpp',
+        status,
+        broadcastAt: clock.now(),
+      },
+    })
   const reset = () => {
     smsc.options.submit = 'accept'
     smsc.options.autoReceipt = null
@@ -330,21 +347,7 @@ describe.each(targets)('SMPP connector on $name', (target) => {
 
   it("matches a pending receipt in the other base once the part's id is recorded", async () => {
     const s = await funded()
-    const m = await kit.db.message.create({
-      data: {
-        accountId: s.account.id,
-        mobile: '+254711000022',
-        sender: 'ACME',
-        text: 'pending in decimal',
-        encoding: 'GSM_7',
-        pages: 1,
-        costPerPage: 10_000n,
-        creditsDeducted: 10_000n,
-        gateway: 'smpp',
-        status: 'SENT',
-        broadcastAt: clock.now(),
-      },
-    })
+    const m = await smppMessage(s.account.id, '+254711000022', 'pending in decimal', 'SENT')
     // The receipt came first, its id in decimal; the answer then recorded the id in hex.
     await kit.db.smppPendingReceipt.create({ data: { smscMessageId: '11259375', carrierStatus: 'DELIVRD', receivedAt: clock.now() } })
     await kit.db.smppPart.create({ data: { messageId: m.id, part: 1, parts: 1, smscMessageId: '00abcdef', createdAt: clock.now() } })
@@ -425,21 +428,7 @@ describe.each(targets)('SMPP connector on $name', (target) => {
       // before its commit); the resubmission after the crash then sent the part a second time.
       reset()
       const s = await funded()
-      const m = await kit.db.message.create({
-        data: {
-          accountId: s.account.id,
-          mobile: '+254711000019',
-          sender: 'ACME',
-          text: 'written once',
-          encoding: 'GSM_7',
-          pages: 1,
-          costPerPage: 10_000n,
-          creditsDeducted: 10_000n,
-          gateway: 'smpp',
-          status: 'PENDING',
-          broadcastAt: clock.now(),
-        },
-      })
+      const m = await smppMessage(s.account.id, '+254711000019', 'written once', 'PENDING')
       const outgoing = { id: m.id, to: m.mobile, sender: m.sender, text: m.text, encoding: 'GSM_7' as const, pages: 1 }
       const before = smsc.submits.length
       let opened!: () => void
