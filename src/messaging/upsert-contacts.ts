@@ -231,13 +231,8 @@ const COMPARED_AT = COMPARED.map((column) => [column as (typeof READ)[number], A
  */
 async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[], position: Map<string, number>) {
   const count = contacts.length
-  const written: Written = {
-    position,
-    ids: new Array<string>(count),
-    created: new Array<boolean>(count),
-    firstNameKeys: new Array<string>(count),
-    familyNameKeys: new Array<string>(count),
-  }
+  // Filled position by position, in order (so the arrays stay packed).
+  const written: Written = { position, ids: [], created: [], firstNameKeys: [], familyNameKeys: [] }
   const now = directTimestamp(dbKind, new Date())
   // PostgreSQL: lock the rows read, so no other writer changes a field between this read and the
   // write (which writes the merged row whole). SQLite has one writer at a time already.
@@ -256,7 +251,8 @@ async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string,
       const c = contacts[i]!
       const row = stored.get(c.mobile)
       const fields = c.fields as Partial<Record<Column, string | null>>
-      const next = new Array<string | null>(COLUMNS.length)
+      // Every column in COLUMNS order, so the array is filled from its start.
+      const next: (string | null)[] = []
       next[AT.id] = row ? row.id! : timeOrderedId()
       next[AT.accountId] = accountId
       next[AT.mobile] = c.mobile
