@@ -32,25 +32,33 @@ export function readFields(
   const details = options.details ?? []
   const prefix = options.prefix ?? ''
   const out: Record<string, unknown> = {}
-  for (const [name, value] of Object.entries(source)) {
+  // Keys, not entries: add-contacts reads 10,000 items through here, and an entry is an array each.
+  for (const name of Object.keys(source)) {
     // Own properties only: a body key such as `constructor` or `__proto__` must not find Object.prototype's.
     const field = Object.hasOwn(spec, name) ? spec[name] : undefined
     if (!field) {
       if (options.strict) details.push({ field: prefix + name, message: `${name} is not a field that can be changed` })
       continue
     }
+    const value = source[name]
     const problem = typeProblem(field.type, value)
     if (problem) details.push({ field: prefix + name, message: `${name} ${problem}` })
     else out[field.to] = coerce(field.type, value)
   }
-  for (const [name, field] of Object.entries(spec)) {
+  for (const name of requiredOf(spec)) {
     const value = Object.hasOwn(source, name) ? source[name] : undefined
-    if (field.required && (value === undefined || value === null)) {
-      details.push({ field: prefix + name, message: `${name} is required` })
-    }
+    if (value === undefined || value === null) details.push({ field: prefix + name, message: `${name} is required` })
   }
   if (!options.details && details.length) throw validationError(details)
   return out
+}
+
+const requiredFields = new WeakMap<BodySpec, string[]>()
+/** The spec's required fields, in its order; worked out once a spec. */
+function requiredOf(spec: BodySpec): string[] {
+  let names = requiredFields.get(spec)
+  if (!names) requiredFields.set(spec, (names = Object.keys(spec).filter((name) => spec[name]!.required)))
+  return names
 }
 
 function typeProblem(type: FieldType, value: unknown): string | null {

@@ -78,7 +78,7 @@ export interface RestRoute<Result = unknown> {
    */
   contentType?: string
   /** Shapes the GraphQL data into the documented JSON (or, with `contentType`, the body text). */
-  toLegacy(data: Found<Result>, context: { input: RouteInput; publicBaseUrl: string; now: Date; request: Request }): unknown
+  toLegacy(data: Found<Result>, context: { input: Omit<RouteInput, 'body'>; publicBaseUrl: string; now: Date; request: Request }): unknown
   /** Extra response headers drawn from the same data (now playing's Cache-Control). */
   headers?(data: Found<Result>): Record<string, string>
   /**

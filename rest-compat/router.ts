@@ -141,6 +141,9 @@ export function createRestRouter(options: RestRouterOptions) {
         }
         const compute = async () => {
           const variables = route.variables(input)
+          // What the body holds is in the variables now: let it go (an add-contacts body is 10,000
+          // objects, which would otherwise live until the answer). toLegacy never sees a body.
+          input.body = undefined
           const result = await hit.c.run(variables, rc.context)
           if (result.errors?.length) throw toAppError(result.errors[0]!, options.logger, rc.requestId)
           const data = found(result.data, route)

@@ -99,6 +99,33 @@ describe.each(targets)('GraphQL messaging on $name', (target) => {
     expect(delisted.delistContacts).toEqual({ delisted: 1, group: { name: 'Choir' } })
   })
 
+  it('enlists on the groups an item names (uuid or global id) as well as the target, items without groups on the target alone', async () => {
+    const s = await kit.seed().account().group().group()
+    const [target, named] = s.groups
+    const { group } = await kit.gql(graphql(`query($id: ID!) { group(id: $id) { id } }`), { id: named!.id }, s.key)
+    const [a, b, c] = [mobile(), mobile(), mobile()]
+    const added = await kit.gql(
+      graphql(`mutation($g: ID!, $c: [SaveContactInput!]!) { addContactsToGroup(groupId: $g, contacts: $c) { enlisted created } }`),
+      {
+        g: target!.id,
+        c: [
+          { mobile: a, firstName: 'Global', groups: [group!.id] },
+          { mobile: b, firstName: 'None' },
+          { mobile: c, firstName: 'Uuid', groups: [named!.id, named!.id] },
+          { mobile: b, firstName: 'None again', groups: null },
+        ],
+      },
+      s.key,
+    )
+    expect(added.addContactsToGroup).toEqual({ enlisted: 3, created: 4 })
+    const members = async (groupId: string) =>
+      (await kit.db.membership.findMany({ where: { groupId }, select: { contact: { select: { mobile: true, firstName: true } } } }))
+        .map((m) => `${m.contact.mobile} ${m.contact.firstName}`)
+        .sort()
+    expect(await members(target!.id)).toEqual([`${a} Global`, `${b} None again`, `${c} Uuid`].sort())
+    expect(await members(named!.id)).toEqual([`${a} Global`, `${c} Uuid`].sort())
+  })
+
   it('reports validation errors with a code and per-field details', async () => {
     const s = await kit.seed().account().group()
     const res = await kit.graphql(

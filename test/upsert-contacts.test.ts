@@ -298,6 +298,42 @@ describe.each(targets)('bulk contact upsert on $name', (target) => {
     expect(await row(s.account.id, s.contacts[0]!.mobile)).toMatchObject({ firstName: 'Before' })
   }, 60_000)
 
+  it('refuses bad items at 7,000 and 8,000 of 10,000 (REST) with every detail in order, and writes nothing', async () => {
+    const s = await kit
+      .seed()
+      .account()
+      .group()
+      .contacts(1, () => ({ firstName: 'Before' }))
+    const contacts: Record<string, unknown>[] = Array.from({ length: 10_000 }, (_, i) => ({ mobile: mobile(), first_name: `Item ${i}` }))
+    contacts[0] = { mobile: s.contacts[0]!.mobile, first_name: 'After' }
+    contacts[6_999] = { mobile: '0700', first_name: 'Short' }
+    contacts[7_999] = { first_name: 5, mobile: null, family_name: ['x'], unknown: 1 }
+    const refused = await kit.rest('POST', `/api/contact/group/${s.group.id}/add-contacts`, { key: s.key, body: { contacts } })
+    expect(refused.status).toBe(422)
+    expect(refused.body).toEqual({
+      error: 'The request has invalid fields',
+      code: 'VALIDATION_FAILED',
+      details: [
+        { field: 'contacts[7999].first_name', message: 'first_name must be a string' },
+        { field: 'contacts[7999].family_name', message: 'family_name must be a string' },
+        { field: 'contacts[7999].mobile', message: 'mobile is required' },
+      ],
+    })
+    // With the body's types right, the items' own rules speak, again for both and nothing else.
+    contacts[7_999] = { mobile: '+254 700', first_name: '  ' }
+    const again = await kit.rest('POST', `/api/contact/group/${s.group.id}/add-contacts`, { key: s.key, body: { contacts } })
+    expect(again.status).toBe(422)
+    expect(again.body.details).toEqual([
+      { field: 'contacts[6999].mobile', message: 'mobile "0700" is not a valid mobile number' },
+      { field: 'contacts[7999].mobile', message: 'mobile "+254 700" is not a valid mobile number' },
+      // The field is renamed for the legacy body; the message names the GraphQL field, as it always has.
+      { field: 'contacts[7999].first_name', message: 'firstName is required' },
+    ])
+    expect(await kit.db.contact.count({ where: { accountId: s.account.id } })).toBe(1)
+    expect(await row(s.account.id, s.contacts[0]!.mobile)).toMatchObject({ firstName: 'Before' })
+    expect(await kit.db.membership.count({ where: { groupId: s.group.id } })).toBe(1)
+  }, 60_000)
+
   it('rolls back every chunk when the database fails in the last one', async () => {
     const s = await kit
       .seed()

@@ -67,8 +67,11 @@ export interface ParsedContact {
   mobile: string
   /** Only the fields the client sent: saving overwrites those and keeps the rest. */
   fields: Partial<ContactFields> & { firstName: string }
-  groups: string[]
+  groups: readonly string[]
 }
+
+/** The groups of a contact that names none: one array for all of them, never written to. */
+const NO_GROUPS: readonly string[] = Object.freeze([])
 
 export const MAX_CONTACTS_PER_REQUEST = 10_000
 
@@ -79,7 +82,8 @@ function readContact(rules: InputRules, input: ContactInput, defaultCountry: str
   const mobile = rawMobile ? normalizeMobile(rawMobile, defaultCountry) : null
   if (rawMobile && !mobile) rules.fail('mobile', `mobile "${rawMobile}" is not a valid mobile number`)
   const firstName = rules.required('firstName', input.firstName, LIMITS.text)
-  const fields: Partial<ContactFields> = {}
+  // firstName first, so that the object is built once, in its final shape.
+  const fields: ParsedContact['fields'] = { firstName: firstName ?? '' }
   const familyName = rules.optional('familyName', input.familyName, LIMITS.text)
   if (familyName !== undefined) fields.familyName = familyName ?? ''
   const gender = rules.optional('gender', input.gender, LIMITS.text)
@@ -91,18 +95,20 @@ function readContact(rules: InputRules, input: ContactInput, defaultCountry: str
     const value = rules.nullable(field, input[field], LIMITS.text)
     if (value !== undefined) fields[field] = value
   }
-  const groups: string[] = []
+  let groups = NO_GROUPS
   if (input.groups !== undefined && input.groups !== null) {
+    const listed: string[] = []
+    groups = listed
     if (!Array.isArray(input.groups)) rules.fail('groups', 'groups must be an array of group uuids')
     else
       input.groups.forEach((id, i) => {
         if (typeof id !== 'string' || !id.trim()) rules.fail(`groups[${i}]`, 'each group must be a group uuid')
         else if (!isStorableText(id)) rules.fail(`groups[${i}]`, `groups[${i}] ${textProblem(id)}`)
-        else groups.push(id.trim())
+        else listed.push(id.trim())
       })
   }
   if (rules.details.length > before || !mobile || !firstName) return null
-  return { mobile, fields: { ...fields, firstName }, groups }
+  return { mobile, fields, groups }
 }
 
 export function parseContacts(inputs: ContactInput[], defaultCountry: string, field = 'contacts'): ParsedContact[] {

@@ -21,7 +21,6 @@ import {
 
 const COLUMNS = CONTACT_COLUMNS
 type Column = ContactColumn
-type ContactRow = Record<Column, string | null>
 
 /** What a save may change on an existing row; the identity and the creation time stay. */
 const UPDATED = COLUMNS.filter((c) => !['id', 'accountId', 'mobile', 'createdAt'].includes(c))
@@ -45,15 +44,19 @@ const TIMESTAMP_COLUMNS = new Set<Column>(['createdAt', 'updatedAt'])
  * serialised into the query plan and back), and 1,000 contacts are 23,000 values; one JSON text
  * is one value, and no bind-count limit applies. JSON null is SQL NULL on both (`->>`).
  */
-function jsonRows(dbKind: Deps['dbKind'], rows: ContactRow[]): Prisma.Sql {
-  const json = JSON.stringify(rows.map((row) => COLUMNS.map((c) => row[c])))
-  if (dbKind === 'sqlite') {
-    // WHERE true: SQLite's parser needs it before an upsert's ON CONFLICT after INSERT ... SELECT.
-    return Prisma.sql`SELECT ${Prisma.join(COLUMNS.map((_, i) => Prisma.raw(`value ->> ${i}`)))} FROM json_each(${json}) WHERE true`
-  }
-  const values = COLUMNS.map((c, i) => Prisma.raw(TIMESTAMP_COLUMNS.has(c) ? `(r ->> ${i})::timestamp(3)` : `r ->> ${i}`))
-  return Prisma.sql`SELECT ${Prisma.join(values)} FROM jsonb_array_elements(${json}::jsonb) r`
+function jsonRows(dbKind: Deps['dbKind'], rows: (string | null)[][]): Prisma.Sql {
+  const json = JSON.stringify(rows)
+  // WHERE true: SQLite's parser needs it before an upsert's ON CONFLICT after INSERT ... SELECT.
+  return dbKind === 'sqlite'
+    ? Prisma.sql`SELECT ${SQLITE_ROW_VALUES} FROM json_each(${json}) WHERE true`
+    : Prisma.sql`SELECT ${POSTGRES_ROW_VALUES} FROM jsonb_array_elements(${json}::jsonb) r`
 }
+const SQLITE_ROW_VALUES = Prisma.join(COLUMNS.map((_, i) => Prisma.raw(`value ->> ${i}`)))
+const POSTGRES_ROW_VALUES = Prisma.join(
+  COLUMNS.map((c, i) => Prisma.raw(TIMESTAMP_COLUMNS.has(c) ? `(r ->> ${i})::timestamp(3)` : `r ->> ${i}`)),
+)
+const INSERT_COLUMNS = Prisma.join(COLUMNS.map(ident))
+const UPDATE_SET = Prisma.join(UPDATED.map((c) => Prisma.sql`${ident(c)} = excluded.${ident(c)}`))
 
 /** Rows a statement; a chunk's look-up, merge and write hold only its own rows in memory. */
 const CONTACT_CHUNK = 1000
@@ -93,25 +96,63 @@ const runOn =
 export type Joined = Map<string, string[]>
 
 /**
+ * What one write did, per distinct mobile in the order written (mobile order): the contact's id,
+ * whether this write created it, and its sort keys as written (the memberships copy them).
+ * Arrays by position rather than an object per contact: a request of 10,000 keeps these until it
+ * ends, and every object that lives that long is copied out of the young generation and then
+ * marked by each full collection.
+ */
+interface Written {
+  /** Position in the arrays below, by mobile. */
+  position: Map<string, number>
+  ids: string[]
+  created: boolean[]
+  firstNameKeys: string[]
+  familyNameKeys: string[]
+}
+
+/**
  * Creates or overwrites contacts by mobile and enlists them on groups, all in one transaction.
  * Returns, per input, the contact id and whether it was created, and who joined which group (a
  * contact already on a group did not join it). Several inputs with one mobile are one contact
  * (later fields win).
  */
 export async function upsertContacts(
-  { directTransaction, dbKind }: Pick<Deps, 'directTransaction' | 'dbKind'>,
+  deps: Pick<Deps, 'directTransaction' | 'dbKind'>,
   accountId: string,
   contacts: ParsedContact[],
   extraGroupId?: string,
 ): Promise<{ saved: { id: string; created: boolean }[]; joined: Joined }> {
-  const byMobile = new Map<string, ParsedContact>()
+  const { written, joined } = await writeAndEnlist(deps, accountId, contacts, extraGroupId)
+  const saved = contacts.map((c) => {
+    const at = written.position.get(c.mobile)!
+    return { id: written.ids[at]!, created: written.created[at]! }
+  })
+  return { saved, joined }
+}
+
+async function writeAndEnlist(
+  { directTransaction, dbKind }: Pick<Deps, 'directTransaction' | 'dbKind'>,
+  accountId: string,
+  contacts: ParsedContact[],
+  extraGroupId?: string,
+): Promise<{ written: Written; joined: Joined }> {
+  const position = new Map<string, number>()
+  const unique: ParsedContact[] = []
   for (const c of contacts) {
-    const seen = byMobile.get(c.mobile)
-    byMobile.set(c.mobile, seen ? { mobile: c.mobile, fields: { ...seen.fields, ...c.fields }, groups: [...seen.groups, ...c.groups] } : c)
+    const at = position.get(c.mobile)
+    if (at === undefined) {
+      position.set(c.mobile, unique.length)
+      unique.push(c)
+    } else {
+      const seen = unique[at]!
+      unique[at] = { mobile: c.mobile, fields: { ...seen.fields, ...c.fields }, groups: [...seen.groups, ...c.groups] }
+    }
   }
   // Rows are written (and on PostgreSQL locked) in mobile order, so two requests over the same
   // contacts take their locks in the same order and wait for each other rather than deadlock.
-  const unique = [...byMobile.values()].sort((a, b) => (a.mobile < b.mobile ? -1 : a.mobile > b.mobile ? 1 : 0))
+  unique.sort((a, b) => (a.mobile < b.mobile ? -1 : a.mobile > b.mobile ? 1 : 0))
+  for (let i = 0; i < unique.length; i++) position.set(unique[i]!.mobile, i)
 
   // Raw statements without Prisma's runtime (Database.directTransaction); 10,000 contacts take seconds.
   const run = () =>
@@ -119,17 +160,9 @@ export async function upsertContacts(
       async (direct) => {
         const tx = runOn(direct)
         await assertGroupsExist(tx, dbKind, accountId, contacts, extraGroupId)
-        const sortKeys = new Map<string, SortKeys>()
-        const result = await writeContacts(tx, dbKind, accountId, unique, sortKeys)
-        const memberships: Enlisted[] = []
-        for (const c of unique) {
-          const contactId = result.get(c.mobile)!.id
-          const keys = sortKeys.get(contactId)!
-          for (const groupId of new Set(extraGroupId ? [extraGroupId, ...c.groups] : c.groups))
-            memberships.push({ groupId, contactId, keys })
-        }
-        const joined = await enlist(tx, dbKind, directTimestamp(dbKind, new Date()), memberships)
-        return { saved: contacts.map((c) => result.get(c.mobile)!), joined }
+        const written = await writeContacts(tx, dbKind, accountId, unique, position)
+        const joined = await enlist(tx, dbKind, directTimestamp(dbKind, new Date()), unique, written, extraGroupId)
+        return { written, joined }
       },
       { timeout: 120_000, maxWait: 30_000 },
     )
@@ -148,14 +181,16 @@ export async function upsertContacts(
 
 /** The request's groups, checked once, inside the transaction that enlists on them. */
 async function assertGroupsExist(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[], extraGroupId?: string) {
-  const wanted = new Set(contacts.flatMap((c) => c.groups))
+  const wanted = new Set<string>()
   if (extraGroupId) wanted.add(extraGroupId)
+  for (const c of contacts) for (const g of c.groups) wanted.add(g)
   if (wanted.size === 0) return
   const rows = await tx<{ id: string }>(
     Prisma.sql`SELECT "id" FROM "Group" WHERE "accountId" = ${accountId} AND "id" IN (${jsonTexts(dbKind, [...wanted])})`,
   )
   const found = new Set(rows.map((g) => g.id))
   if (extraGroupId && !found.has(extraGroupId)) throw notFound('Group')
+  if (found.size === wanted.size) return
   const details: ErrorDetail[] = []
   contacts.forEach((c, i) =>
     c.groups.forEach((g, j) => {
@@ -168,6 +203,14 @@ async function assertGroupsExist(tx: Run, dbKind: Deps['dbKind'], accountId: str
   )
   if (details.length) throw validationError(details)
 }
+
+/** The contact fields a save may set, with their positions in a row (COLUMNS order). */
+const FIELD_COLUMNS = (['firstName', 'familyName', 'email', 'gender', ...OPTIONAL_TEXT_FIELDS] as const).map(
+  (column) => [column, COLUMNS.indexOf(column)] as const,
+)
+const AT = Object.fromEntries(COLUMNS.map((column, i) => [column, i])) as Record<Column, number>
+/** Positions of the columns whose values make a row changed (every updated one but `updatedAt`). */
+const COMPARED_AT = COMPARED.map((column) => [column as (typeof READ)[number], AT[column]] as const)
 
 /**
  * Two statements a chunk: one reads the chunk's existing rows, one `INSERT ... ON CONFLICT DO
@@ -182,76 +225,89 @@ async function assertGroupsExist(tx: Run, dbKind: Deps['dbKind'], accountId: str
  * and the memberships only. On PostgreSQL an UPDATE that changes nothing still writes a new row
  * version and its index entries (the search text's trigram index among them), later vacuumed.
  * Such a contact keeps its `updatedAt`, which is when it last changed.
+ *
+ * Each contact's row is built once, as the array that goes into the statement's JSON (COLUMNS
+ * order): the sent fields over the stored row (or the table's defaults), then its keys.
  */
-async function writeContacts(
-  tx: Run,
-  dbKind: Deps['dbKind'],
-  accountId: string,
-  contacts: ParsedContact[],
-  sortKeys: Map<string, SortKeys>,
-) {
-  const result = new Map<string, { id: string; created: boolean }>()
+async function writeContacts(tx: Run, dbKind: Deps['dbKind'], accountId: string, contacts: ParsedContact[], position: Map<string, number>) {
+  const count = contacts.length
+  // Filled position by position, in order (so the arrays stay packed).
+  const written: Written = { position, ids: [], created: [], firstNameKeys: [], familyNameKeys: [] }
   const now = directTimestamp(dbKind, new Date())
   // PostgreSQL: lock the rows read, so no other writer changes a field between this read and the
   // write (which writes the merged row whole). SQLite has one writer at a time already.
   const lock = dbKind === 'postgresql' ? Prisma.sql`FOR UPDATE` : Prisma.empty
-  for (let i = 0; i < contacts.length; i += CONTACT_CHUNK) {
-    const chunk = contacts.slice(i, i + CONTACT_CHUNK)
+  for (let start = 0; start < count; start += CONTACT_CHUNK) {
+    const end = Math.min(start + CONTACT_CHUNK, count)
+    const mobiles: string[] = []
+    for (let i = start; i < end; i++) mobiles.push(contacts[i]!.mobile)
     const existing = await tx<Record<(typeof READ)[number], string | null>>(Prisma.sql`
       SELECT ${READ_COLUMNS} FROM "Contact"
-      WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(
-        dbKind,
-        chunk.map((c) => c.mobile),
-      )})
+      WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(dbKind, mobiles)})
       ORDER BY "mobile" ${lock}`)
     const stored = new Map(existing.map((row) => [row.mobile!, row]))
-    const rows: ContactRow[] = []
-    for (const c of chunk) {
+    const rows: (string | null)[][] = []
+    for (let i = start; i < end; i++) {
+      const c = contacts[i]!
       const row = stored.get(c.mobile)
-      const merged = row
-        ? { ...row, ...c.fields, mobile: c.mobile }
-        : { ...EMPTY_FIELDS, ...c.fields, id: timeOrderedId(), mobile: c.mobile }
-      result.set(c.mobile, { id: merged.id!, created: !row })
-      const next = {
-        ...merged,
-        ...contactKeys(merged as Parameters<typeof contactKeys>[0]),
-        accountId,
-        createdAt: now,
-        updatedAt: now,
-      } as ContactRow
-      sortKeys.set(merged.id!, [next.firstNameKey!, next.familyNameKey!])
+      const fields = c.fields as Partial<Record<Column, string | null>>
+      // Every column in COLUMNS order, so the array is filled from its start.
+      const next: (string | null)[] = []
+      next[AT.id] = row ? row.id! : timeOrderedId()
+      next[AT.accountId] = accountId
+      next[AT.mobile] = c.mobile
+      for (const [column, at] of FIELD_COLUMNS) {
+        const sent = fields[column]
+        next[at] = sent !== undefined ? sent : row ? (row[column] ?? null) : EMPTY_FIELDS[column]
+      }
+      const firstName = next[AT.firstName]!
+      const familyName = next[AT.familyName]!
+      const keys = contactKeys({
+        firstName,
+        familyName,
+        otherNames: next[AT.otherNames],
+        mobile: c.mobile,
+        email: next[AT.email],
+        organization: next[AT.organization],
+      })
+      next[AT.firstNameKey] = keys.firstNameKey
+      next[AT.familyNameKey] = keys.familyNameKey
+      next[AT.searchText] = keys.searchText
+      next[AT.createdAt] = now
+      next[AT.updatedAt] = now
+      written.ids[i] = next[AT.id]!
+      written.created[i] = !row
+      written.firstNameKeys[i] = keys.firstNameKey
+      written.familyNameKeys[i] = keys.familyNameKey
       if (!row || !unchanged(row, next)) rows.push(next)
     }
     if (!rows.length) continue
-    const written = await tx<{ id: string; mobile: string }>(Prisma.sql`
-      INSERT INTO "Contact" (${Prisma.join(COLUMNS.map(ident))})
+    const inserted = await tx<{ id: string; mobile: string }>(Prisma.sql`
+      INSERT INTO "Contact" (${INSERT_COLUMNS})
       ${jsonRows(dbKind, rows)}
-      ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${Prisma.join(UPDATED.map((c) => Prisma.sql`${ident(c)} = excluded.${ident(c)}`))}
+      ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${UPDATE_SET}
       RETURNING "id", "mobile"`)
     // A row read as missing but written over an existing id was inserted by another transaction in
     // between: its fields were overwritten with defaults here, so this attempt must not commit.
-    for (const { id, mobile } of written) if (result.get(mobile)!.id !== id) throw new ConcurrentInsert(mobile)
+    for (const { id, mobile } of inserted) if (written.ids[position.get(mobile)!] !== id) throw new ConcurrentInsert(mobile)
   }
-  return result
+  return written
 }
 
 /** True when writing `next` over the stored `row` would change no column but `updatedAt`. */
-function unchanged(row: Record<(typeof READ)[number], string | null>, next: ContactRow): boolean {
-  for (const column of COMPARED) if ((row[column as (typeof READ)[number]] ?? null) !== (next[column] ?? null)) return false
+function unchanged(row: Record<(typeof READ)[number], string | null>, next: (string | null)[]): boolean {
+  for (const [column, at] of COMPARED_AT) if ((row[column] ?? null) !== (next[at] ?? null)) return false
   return true
 }
 
 /** A new contact's stored fields when the client did not send them (the table's defaults). */
-const EMPTY_FIELDS = {
+const EMPTY_FIELDS: Record<(typeof FIELD_COLUMNS)[number][0], string | null> = {
+  firstName: null,
   familyName: '',
   gender: '',
   email: null,
   ...Object.fromEntries(OPTIONAL_TEXT_FIELDS.map((field) => [field, null])),
-}
-
-/** A contact's first-name and family-name sort keys, as written. */
-type SortKeys = [string, string]
-type Enlisted = { groupId: string; contactId: string; keys: SortKeys }
+} as Record<(typeof FIELD_COLUMNS)[number][0], string | null>
 
 /**
  * One `INSERT ... SELECT ... ON CONFLICT DO NOTHING` a group and chunk: a contact already on a group
@@ -262,18 +318,32 @@ type Enlisted = { groupId: string; contactId: string; keys: SortKeys }
  * membership trigger that would copy them (migration membership_sort_keys) is not called.
  * RETURNING names the rows inserted, which are exactly the contacts that joined.
  */
-async function enlist(tx: Run, dbKind: Deps['dbKind'], now: string, memberships: Enlisted[]): Promise<Joined> {
-  const joined: Joined = new Map()
-  const byGroup = new Map<string, [string, ...SortKeys][]>()
-  for (const { groupId, contactId, keys } of memberships) {
-    const entry: [string, ...SortKeys] = [contactId, ...keys]
-    const entries = byGroup.get(groupId)
-    if (entries) entries.push(entry)
-    else byGroup.set(groupId, [entry])
+async function enlist(
+  tx: Run,
+  dbKind: Deps['dbKind'],
+  now: string,
+  contacts: ParsedContact[],
+  written: Written,
+  extraGroupId: string | undefined,
+): Promise<Joined> {
+  // Positions (mobile order) of the contacts to enlist, by group.
+  const byGroup = new Map<string, number[]>()
+  const add = (groupId: string, at: number) => {
+    const positions = byGroup.get(groupId)
+    if (!positions) byGroup.set(groupId, [at])
+    // A contact listed twice on one group (or on the extra group too) is enlisted once.
+    else if (positions[positions.length - 1] !== at) positions.push(at)
   }
-  for (const [groupId, entries] of byGroup) {
-    for (let i = 0; i < entries.length; i += MEMBERSHIP_CHUNK) {
-      const json = JSON.stringify(entries.slice(i, i + MEMBERSHIP_CHUNK))
+  contacts.forEach((c, at) => {
+    if (extraGroupId) add(extraGroupId, at)
+    for (const groupId of c.groups) add(groupId, at)
+  })
+  const joined: Joined = new Map()
+  for (const [groupId, positions] of byGroup) {
+    for (let i = 0; i < positions.length; i += MEMBERSHIP_CHUNK) {
+      const json = JSON.stringify(
+        positions.slice(i, i + MEMBERSHIP_CHUNK).map((at) => [written.ids[at], written.firstNameKeys[at], written.familyNameKeys[at]]),
+      )
       const rows =
         dbKind === 'sqlite'
           ? Prisma.sql`SELECT ${groupId}, value ->> 0, ${now}, value ->> 1, value ->> 2 FROM json_each(${json}) WHERE true`
@@ -311,8 +381,11 @@ export async function addContactsToGroup(
     const group = await deps.db.group.findFirst({ where: { id: groupId, accountId }, select: { id: true } })
     throw group ? (error as AppError) : notFound('Group')
   }
-  const { saved, joined } = await upsertContacts(deps, accountId, contacts, groupId)
-  return { groupId, count: new Set(saved.map((s) => s.id)).size, created: saved.filter((s) => s.created).length, joined }
+  const { written, joined } = await writeAndEnlist(deps, accountId, contacts, groupId)
+  // Counted per input, as the answer always has: a new mobile sent twice counts twice.
+  let created = 0
+  for (const c of contacts) if (written.created[written.position.get(c.mobile)!]) created++
+  return { groupId, count: written.ids.length, created, joined }
 }
 
 /**

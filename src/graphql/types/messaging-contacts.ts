@@ -333,7 +333,8 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { groupId: given, contacts: input }, ctx) => {
       const accountId = (await ctx.account()).id
       const groupId = localId(given, 'Group')
-      const contacts = input.map((c) => ({ ...c, groups: c.groups?.map((g) => localId(g, 'Group')) }))
+      // A copy only of the contacts that name groups: the others go on as GraphQL coerced them.
+      const contacts = input.map((c) => (c.groups ? { ...c, groups: c.groups.map((g) => localId(g, 'Group')) } : c))
       const added = await addContactsToGroup(ctx.deps, accountId, groupId, contacts)
       await publishJoins(ctx.deps, accountId, added.joined)
       return added
