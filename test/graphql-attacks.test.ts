@@ -59,6 +59,27 @@ function send(base: string, options: { method?: string; path?: string; key?: str
 
 const query = (text: string) => Buffer.from(JSON.stringify({ query: text }))
 
+/**
+ * The CPU time the server's main thread (its event loop) has spent, in ms: utime + stime of
+ * /proc/<pid>/task/<pid>/stat, in clock ticks of 10 ms. Unlike the wall time of an answer it does
+ * not grow with the machine's load, so its bound holds on a busy CI machine and a quiet one alike.
+ */
+function mainThreadCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/**
+ * The most event-loop CPU a refused attack may cost. Refused, each cost 0 to 20 ms here (none to two
+ * clock ticks: reading the body, the refusal and its answer). Let through, the same documents would
+ * cost far more: the nested pages resolve a hundred thousand contacts and more from the 40 seeded,
+ * the alias bomb runs 200 pages, 16,000 or 100,000 arguments go through graphql-js's parser and
+ * validator (docs/security.md, "GraphQL request limits"). A bound in CPU rather than in wall time:
+ * under load an answer waits for a core, not for the service, while the CPU the event loop spends
+ * on the attack is what every other request waits behind.
+ */
+const ATTACK_CPU_MS = 150
+
 function rssBytes(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
     .split('\n')
@@ -96,22 +117,30 @@ describe.each(targets)('GraphQL attacks against the real server on $name', (targ
     await exited
   })
 
-  /** Sends the attack while polling /healthz; both must be quick. */
+  /**
+   * Sends the attack twice: alone, measuring the CPU the server's event loop spends on it, then
+   * again while polling /healthz, which must answer 200 throughout. The polls' own CPU grows with
+   * the wall time, so it is kept out of the measured run.
+   */
   async function attack(options: Parameters<typeof send>[1]) {
-    let healthWorst = 0
+    const cpuBefore = mainThreadCpuMs(server.pid!)
+    const alone = await send(base, options)
+    const cpuMs = mainThreadCpuMs(server.pid!) - cpuBefore
+    let healthPolls = 0
     let done = false
     const health = (async () => {
       while (!done) {
         const h = await send(base, { method: 'GET', path: '/healthz' })
         expect(h.status).toBe(200)
-        healthWorst = Math.max(healthWorst, h.ms)
+        healthPolls++
         await new Promise((r) => setTimeout(r, 5))
       }
     })()
     const answer = await send(base, options)
     done = true
     await health
-    return { ...answer, healthWorst }
+    expect(answer.status).toBe(alone.status)
+    return { ...answer, cpuMs, healthPolls }
   }
 
   const refusals: [string, () => Parameters<typeof send>[1], number, string, RegExp][] = [
@@ -197,21 +226,20 @@ describe.each(targets)('GraphQL attacks against the real server on $name', (targ
     ],
   ]
 
-  it.each(refusals)('refuses %s quickly while /healthz answers', async (_name, options, status, code, message) => {
+  it.each(refusals)('refuses %s cheaply while /healthz answers', async (_name, options, status, code, message) => {
     const answer = await attack(options())
     expect(answer.status).toBe(status)
     expect(answer.body.errors).toEqual([
       expect.objectContaining({ message: expect.stringMatching(message), extensions: expect.objectContaining({ code }) }),
     ])
-    expect(answer.ms).toBeLessThan(1000)
-    expect(answer.healthWorst).toBeLessThan(250)
+    expect(answer.cpuMs).toBeLessThanOrEqual(ATTACK_CPU_MS)
+    expect(answer.healthPolls).toBeGreaterThan(0)
   })
 
   it('refuses a huge GET query string before reading it (Node answers 431 above 16 KiB of headers)', async () => {
     const answer = await attack({ method: 'GET', path: `/graphql?query=${encodeURIComponent(argumentRepeats(2_000))}` })
     expect(answer.status).toBe(431)
-    expect(answer.ms).toBeLessThan(1000)
-    expect(answer.healthWorst).toBeLessThan(250)
+    expect(answer.cpuMs).toBeLessThanOrEqual(ATTACK_CPU_MS)
   })
 
   it('refuses an over-limit document in a GET query string with BAD_REQUEST', async () => {
