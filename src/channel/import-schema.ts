@@ -27,7 +27,13 @@ export const IMPORT_LIMITS = {
   timeBelts: 500,
 } as const
 const L = IMPORT_LIMITS
-const most = (n: number, what: string) => ({ message: `at most ${n.toLocaleString('en-US')} ${what} are allowed` })
+/**
+ * 12,000 for 12000. Not `toLocaleString('en-US')`: called as this module loads, at start-up, it
+ * made ICU map its number-formatting data, 4 to 7 MiB of resident memory for the life of a
+ * process that formats nothing else (docs/operations.md, "Memory").
+ */
+const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+$)/g, ',')
+const most = (n: number, what: string) => ({ message: `at most ${grouped(n)} ${what} are allowed` })
 
 // Absolute times only: an offset or Z is required; years 1900 to 9999, which both databases store.
 const instant = z.iso
@@ -136,7 +142,7 @@ export const channelImportSchema = z
       .array(program)
       .max(L.programs, most(L.programs, 'programs'))
       .describe(
-        `At most ${L.programs} programs, ${L.slots.toLocaleString('en-US')} slots, ${L.episodes.toLocaleString('en-US')} episodes and ${L.airings.toLocaleString('en-US')} airings in the whole document.`,
+        `At most ${L.programs} programs, ${grouped(L.slots)} slots, ${grouped(L.episodes)} episodes and ${grouped(L.airings)} airings in the whole document.`,
       )
       .default([]),
     scheduled_broadcasts: z
@@ -174,7 +180,7 @@ export const channelImportSchema = z
       .max(L.catchups, most(L.catchups, 'catchups'))
       .default([]),
   })
-  .describe(`A channel import document: at most ${L.documentBytes.toLocaleString('en-US')} bytes of JSON.`)
+  .describe(`A channel import document: at most ${grouped(L.documentBytes)} bytes of JSON.`)
   .superRefine((doc, ctx) => {
     const episodes = doc.programs.reduce((n, p) => n + p.episodes.length, 0)
     const airings = doc.programs.reduce((n, p) => p.episodes.reduce((m, e) => m + e.airings.length, n), 0)
