@@ -6,6 +6,7 @@
 //   SMPP_BENCH_DATABASE=postgresql npm run bench -- smpp   (a fresh schema on BENCH_DATABASE_URL's server)
 // CPU a message is this process's (the SMSC's share included): on a loaded machine compare those.
 import smpp, { type PDU } from 'smpp'
+import { statSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { postgresSchema, startBench } from './harness.js'
 import { startSmsc } from '../test/kit/smsc.js'
@@ -73,8 +74,13 @@ const schema = process.env.SMPP_BENCH_DATABASE === 'postgresql' ? await postgres
 if (process.env.SMPP_BENCH_DATABASE === 'postgresql' && !schema) process.exit(1)
 // Every statement the database runs, Prisma's and the direct ones (BEGIN and COMMIT included where they are logged).
 let statements = 0
+/** Each COMMIT's time (ms): on SQLite the one that crosses wal_autocheckpoint runs the checkpoint itself. */
+const commitMs: number[] = []
 const bench = await startBench({ SMS_GATEWAY: 'smpp', SMPP_URL: smsc.url }, { gateway }, schema?.url ?? null, {
   onQuery: () => statements++,
+  onQueryEvent: ({ query, duration }) => {
+    if (query === 'COMMIT') commitMs.push(duration)
+  },
 })
 gateway.start(bench.deps)
 await gateway.whenBound()
@@ -129,18 +135,26 @@ async function run(label: string, receipts: boolean) {
 const submits = await run('submit-only', false)
 const endToEnd = await run('end-to-end', true)
 await gateway.stop()
+// The WAL's file at the end: it starts over from its first frame only when all of it was copied at a writer's BEGIN.
+const walMiB = bench.deps.dbKind === 'sqlite' ? statSync(`${bench.deps.env.DATABASE_URL.replace(/^file:/, '')}-wal`).size / 2 ** 20 : 0
 await bench.close()
 await schema?.drop()
 await smsc.close()
 
 const ratio = submits.submitsPerSecond / baseline
 console.log(`messages ${N}, window ${WINDOW}, ${CALLERS} sendSms callers, database ${bench.deps.dbKind}`)
+if (bench.deps.dbKind === 'sqlite') console.log(`the WAL file at the end: ${walMiB.toFixed(1)} MiB`)
 console.log(`bare node-smpp client:        ${baseline.toFixed(0)} submit_sm/s, ${bareCpuMs.toFixed(2)} ms CPU a message`)
 console.log(
   `connector (sendSms → SENT):   ${submits.submitsPerSecond.toFixed(0)} messages/s (${ratio.toFixed(2)}x the bare client), ${submits.cpuMsPerMessage.toFixed(2)} ms CPU, ${submits.statementsPerMessage.toFixed(1)} statements a message`,
 )
 console.log(
   `end to end (sendSms → DELIVRD): ${endToEnd.endToEndPerSecond.toFixed(0)} messages/s, ${endToEnd.cpuMsPerMessage.toFixed(2)} ms CPU, ${endToEnd.statementsPerMessage.toFixed(1)} statements a message`,
+)
+const slow = commitMs.filter((ms) => ms > 5)
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
+console.log(
+  `commits: ${commitMs.length}, ${sum(commitMs).toFixed(0)} ms in all; ${slow.length} over 5 ms (${sum(slow).toFixed(0)} ms, the longest ${Math.max(0, ...commitMs).toFixed(0)} ms)`,
 )
 console.log(
   `load average ${loadavg()
