@@ -1,7 +1,9 @@
+import { createServer, type AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import Database from 'better-sqlite3'
 import { schemaClient, targets, type TestTarget } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
+import { waitFor } from './kit/server-process.js'
 import { applyMigrations, migrationsOf, type Migration } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
 
@@ -81,6 +83,27 @@ describe.each(targets)('database on $name', (target) => {
   it('serves /healthz and /readyz', async () => {
     expect(await kit.rest('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } })
     expect(await kit.rest('GET', '/readyz')).toMatchObject({ status: 200, body: { status: 'ready' } })
+  })
+})
+
+describe('opening PostgreSQL', () => {
+  it("opens the pool's first connection before any statement, and a failed one only fails readiness", async () => {
+    // A server that accepts connections and drops them at once, counting them.
+    let connections = 0
+    const server = createServer((socket) => {
+      connections++
+      socket.destroy()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const opened = await openDatabase(`postgresql://postgres@127.0.0.1:${port}/test?schema=nowhere`)
+      await waitFor('the first connection', () => connections > 0)
+      expect(await opened.ready()).toBe(false)
+      await opened.close()
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 })
 

@@ -384,6 +384,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     pool.on('error', () => {})
     // Before anything holds the pool: its connect is wrapped (pool.query and the adapter use it).
     ;({ interrupt, resume } = makeInterruptible(pool))
+    // The pool's first connection opens now, while the app is built, rather than in the first
+    // statement (the first /readyz of a start). A failure is left to the statements and readiness to report.
+    pool.connect().then(
+      (client) => client.release(),
+      () => {},
+    )
     const prober = probeConnection(session)
     probeDatabase = prober.probe
     endPool = async () => {
