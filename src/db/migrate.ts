@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import type pg from 'pg'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 
@@ -66,9 +66,11 @@ function appliedSqlite(db: Database.Database): Set<string> | null {
   )
 }
 
-function migrateSqlite(file: string): string[] {
+async function migrateSqlite(file: string): Promise<string[]> {
   if (file !== ':memory:') makeDirectory(dirname(file))
-  const db = new Database(file, { timeout: 10_000 })
+  // Loaded here: a PostgreSQL start never loads better-sqlite3 (native code).
+  const { default: Sqlite } = await import('better-sqlite3')
+  const db = new Sqlite(file, { timeout: 10_000 })
   try {
     db.pragma('journal_mode = WAL')
     const migrations = migrationsOf('sqlite')
