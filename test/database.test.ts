@@ -1,7 +1,10 @@
+import { createServer, type AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { targets } from './kit/databases.js'
+import Database from 'better-sqlite3'
+import { schemaClient, targets, type TestTarget } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
-import { applyMigrations, migrationsOf } from '../src/db/migrate.js'
+import { waitFor } from './kit/server-process.js'
+import { applyMigrations, migrationsOf, type Migration } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
 
 describe.each(targets)('database on $name', (target) => {
@@ -12,6 +15,38 @@ describe.each(targets)('database on $name', (target) => {
     try {
       const [a, b] = await Promise.all([applyMigrations(db.url), applyMigrations(db.url)])
       expect([...a, ...b].sort()).toEqual(migrationsOf(target.name).map((m) => m.name))
+      expect(await applyMigrations(db.url)).toEqual([])
+      const opened = await openDatabase(db.url)
+      expect(await opened.ready()).toBe(true)
+      await opened.close()
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('with every migration applied, starts while another session holds the migration lock', async () => {
+    // The locked way waits for PostgreSQL's advisory lock and SQLite's write lock: a start that
+    // finishes while another session holds them took neither (src/db/migrate.ts, the usual start).
+    const db = await target.create()
+    try {
+      await applyMigrations(db.url)
+      const release = await holdMigrationLock(target.name, db.url)
+      try {
+        expect(await applyMigrations(db.url)).toEqual([])
+      } finally {
+        await release()
+      }
+    } finally {
+      await db.drop()
+    }
+  })
+
+  it('applies the migrations a database lacks when it has some already', async () => {
+    const db = await target.create()
+    try {
+      const [first, ...later] = migrationsOf(target.name)
+      await withFirstMigrationOnly(target.name, db.url, first!)
+      expect(await applyMigrations(db.url)).toEqual(later.map((m) => m.name))
       expect(await applyMigrations(db.url)).toEqual([])
       const opened = await openDatabase(db.url)
       expect(await opened.ready()).toBe(true)
@@ -51,6 +86,27 @@ describe.each(targets)('database on $name', (target) => {
   })
 })
 
+describe('opening PostgreSQL', () => {
+  it("opens the pool's first connection before any statement, and a failed one only fails readiness", async () => {
+    // A server that accepts connections and drops them at once, counting them.
+    let connections = 0
+    const server = createServer((socket) => {
+      connections++
+      socket.destroy()
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const opened = await openDatabase(`postgresql://postgres@127.0.0.1:${port}/test?schema=nowhere`)
+      await waitFor('the first connection', () => connections > 0)
+      expect(await opened.ready()).toBe(false)
+      await opened.close()
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
+
 describe('SQLite migrations keep data', () => {
   it('rebuilding a parent table does not cascade-delete its children', async () => {
     const { mkdtempSync, rmSync } = await import('node:fs')
@@ -86,3 +142,50 @@ describe('SQLite migrations keep data', () => {
     }
   })
 })
+
+const PRISMA_ADVISORY_LOCK = 72707369
+const sqliteFile = (url: string) => url.slice('file:'.length)
+
+/** Holds what the locked migration path waits for until the returned function is called. */
+async function holdMigrationLock(kind: TestTarget['name'], url: string): Promise<() => Promise<void>> {
+  if (kind === 'postgresql') {
+    const other = await schemaClient(url)
+    await other.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK])
+    return async () => {
+      await other.query('SELECT pg_advisory_unlock($1)', [PRISMA_ADVISORY_LOCK])
+      await other.end()
+    }
+  }
+  const other = new Database(sqliteFile(url))
+  other.exec('BEGIN IMMEDIATE')
+  return async () => {
+    other.exec('ROLLBACK')
+    other.close()
+  }
+}
+
+/** A database as the first release left it: its first migration applied and recorded, nothing else. */
+async function withFirstMigrationOnly(kind: TestTarget['name'], url: string, first: Migration) {
+  const record = `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)`
+  if (kind === 'postgresql') {
+    const client = await schemaClient(url)
+    try {
+      await client.query(`CREATE SCHEMA "${new URL(url).searchParams.get('schema')!}"`)
+      await client.query(first.sql)
+      await client.query(`CREATE TABLE "_prisma_migrations" ("id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL,
+        "finished_at" TIMESTAMPTZ, "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
+        "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`)
+      await client.query(`${record} VALUES ('1', $1, now(), $2, 1)`, [first.checksum, first.name])
+    } finally {
+      await client.end()
+    }
+    return
+  }
+  const db = new Database(sqliteFile(url))
+  db.exec(first.sql)
+  db.exec(`CREATE TABLE "_prisma_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
+    "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME, "started_at" DATETIME NOT NULL DEFAULT current_timestamp,
+    "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
+  db.prepare(`${record} VALUES ('1', ?, current_timestamp, ?, 1)`).run(first.checksum, first.name)
+  db.close()
+}

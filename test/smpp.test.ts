@@ -1,9 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PDU } from 'smpp'
 import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { startSmsc, type Smsc } from './kit/smsc.js'
-import { sleep } from './kit/server-process.js'
+import { sleep, spawnServer } from './kit/server-process.js'
 import { createSmppGateway, type SmppGateway } from '../src/sms/smpp/smpp-gateway.js'
 import { createLogger } from '../src/core/logger.js'
 import { sendSms } from '../src/sms/send-sms.js'
@@ -592,5 +595,29 @@ describe('SMPP receipt ids in another base', () => {
     expect(otherSpellings('')).toEqual([])
     expect(otherSpellings('1'.repeat(21))).toEqual([])
     expect(otherSpellings('f'.repeat(17))).toEqual([])
+  })
+})
+
+describe('SMPP in the server process', () => {
+  it('binds when the service starts with SMS_GATEWAY=smpp (the connector is loaded only then)', async () => {
+    const smsc = await startSmsc()
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-smpp-start-'))
+    const server = spawnServer({
+      DATABASE_URL: `file:${join(dir, 'smpp.db')}`,
+      SMS_GATEWAY: 'smpp',
+      SMPP_URL: smsc.url,
+      WORKER_ENABLED: 'false',
+    })
+    try {
+      const url = await server.listening()
+      await until('the bind', async () => smsc.bound.length > 0)
+      const ready = await fetch(`${url}/readyz`)
+      expect(await ready.json()).toEqual({ status: 'ready', smsGateway: { name: 'smpp', state: 'bound', bound: true } })
+    } finally {
+      server.child.kill('SIGTERM')
+      await server.exited
+      await smsc.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -165,5 +165,31 @@ describe('start-up errors', () => {
         await admin.end()
       }
     }, 40_000)
+
+    it('names a refusal of the first read of the migrations (a user without rights on an existing schema)', async () => {
+      // The usual start reads the applied migrations before anything else (src/db/migrate.ts):
+      // a refusal there is not taken for a schema still to be made.
+      const role = `limited_${randomBytes(4).toString('hex')}`
+      const schema = `s_${role}`
+      const admin = new pg.Client({ connectionString: postgres })
+      await admin.connect()
+      await admin.query(`CREATE ROLE ${role} LOGIN`)
+      await admin.query(`CREATE SCHEMA ${schema}`)
+      await admin.query(
+        `CREATE TABLE ${schema}."_prisma_migrations" ("migration_name" TEXT, "finished_at" TIMESTAMPTZ, "rolled_back_at" TIMESTAMPTZ)`,
+      )
+      try {
+        await expectOneLine(
+          { DATABASE_URL: withUrl((u) => ((u.username = role), u.searchParams.set('schema', schema))) },
+          new RegExp(
+            `^PostgreSQL at .+ refused to start the service \\(SQLSTATE 42501: permission denied for schema ${schema}\\): check the user's rights on database "\\w+"$`,
+          ),
+        )
+      } finally {
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+        await admin.query(`DROP ROLE ${role}`)
+        await admin.end()
+      }
+    }, 40_000)
   })
 })

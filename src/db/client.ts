@@ -2,7 +2,6 @@ import type pg from 'pg'
 import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 import { migrationsOf } from './migrate.js'
-import { CachingPrismaBetterSQLite3, commitProbe, revocationProbe, sqliteRows } from './sqlite-statement-cache.js'
 import type { SqliteTransactionConnection } from './sqlite-connection-lock.js'
 import { tracingEnabled } from '../core/tracing.js'
 import { DatabaseConnectionError, isDatabaseUnavailable } from '../core/database-faults.js'
@@ -290,6 +289,8 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   if (target.kind === 'sqlite') {
     const cacheMib = options.sqliteCacheMib ?? defaultEnv.SQLITE_CACHE_MIB
     if (!Number.isInteger(cacheMib) || cacheMib < 1) throw new Error(`sqliteCacheMib: a whole number of MiB, at least 1 (got ${cacheMib})`)
+    // Loaded here, as pg is below: a PostgreSQL start never loads better-sqlite3 (native code).
+    const { CachingPrismaBetterSQLite3, commitProbe, revocationProbe, sqliteRows } = await import('./sqlite-statement-cache.js')
     // Compiled statements are reused across calls (src/db/sqlite-statement-cache.ts).
     // The page cache lives in this process, where PostgreSQL's lives in the server: 8 MiB by default,
     // half of better-sqlite3's 16 (docs/operations.md, "Memory").
@@ -384,6 +385,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     pool.on('error', () => {})
     // Before anything holds the pool: its connect is wrapped (pool.query and the adapter use it).
     ;({ interrupt, resume } = makeInterruptible(pool))
+    // The pool's first connection opens now, while the app is built, rather than in the first
+    // statement (the first /readyz of a start). A failure is left to the statements and readiness to report.
+    pool.connect().then(
+      (client) => client.release(),
+      () => {},
+    )
     const prober = probeConnection(session)
     probeDatabase = prober.probe
     endPool = async () => {

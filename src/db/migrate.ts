@@ -6,7 +6,8 @@ import { createHash, randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
+import type pg from 'pg'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 
 const PRISMA_ADVISORY_LOCK = 72707369
@@ -49,11 +50,32 @@ function makeDirectory(path: string) {
   for (const dir of missing) mkdirSync(dir)
 }
 
-function migrateSqlite(file: string): string[] {
+const appliedIn = (table: string) => `SELECT migration_name FROM ${table} WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`
+
+const allApplied = (migrations: Migration[], applied: Set<string> | null) => !!applied && migrations.every((m) => applied.has(m.name))
+
+/** The names of the applied migrations, or null before the bookkeeping table exists. */
+function appliedSqlite(db: Database.Database): Set<string> | null {
+  const known = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_prisma_migrations'`).get()
+  if (!known) return null
+  return new Set(
+    db
+      .prepare<[], { migration_name: string }>(appliedIn('"_prisma_migrations"'))
+      .all()
+      .map((r) => r.migration_name),
+  )
+}
+
+async function migrateSqlite(file: string): Promise<string[]> {
   if (file !== ':memory:') makeDirectory(dirname(file))
-  const db = new Database(file, { timeout: 10_000 })
+  // Loaded here: a PostgreSQL start never loads better-sqlite3 (native code).
+  const { default: Sqlite } = await import('better-sqlite3')
+  const db = new Sqlite(file, { timeout: 10_000 })
   try {
     db.pragma('journal_mode = WAL')
+    const migrations = migrationsOf('sqlite')
+    // The usual start: everything is applied already, and one read says so without a write lock.
+    if (allApplied(migrations, appliedSqlite(db))) return []
     db.exec(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
       "id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
       "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME,
@@ -63,7 +85,7 @@ function migrateSqlite(file: string): string[] {
     // check the keys before each commit instead.
     db.pragma('foreign_keys = OFF')
     const applied: string[] = []
-    for (const m of migrationsOf('sqlite')) {
+    for (const m of migrations) {
       // IMMEDIATE takes the write lock first, so a second process waits and then sees the row.
       const run = db.transaction(() => {
         const done = db
@@ -93,6 +115,11 @@ async function migratePostgres(connectionString: string, schema: string): Promis
   await client.connect()
   try {
     const quoted = `"${schema.replace(/"/g, '""')}"`
+    const migrations = migrationsOf('postgresql')
+    // The usual start: everything is applied already. One read says so, without the advisory lock
+    // (another instance holding it for minutes while it migrates does not hold up this one's start
+    // unless this one has something to apply). Anything missing goes the locked way below.
+    if (allApplied(migrations, await appliedPostgres(client, quoted))) return []
     // Locked before anything else: even CREATE SCHEMA IF NOT EXISTS races between two starters.
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK])
     try {
@@ -102,12 +129,10 @@ async function migratePostgres(connectionString: string, schema: string): Promis
         "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
         "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
         "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`)
-      const { rows } = await client.query<{ migration_name: string }>(
-        `SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
-      )
+      const { rows } = await client.query<{ migration_name: string }>(appliedIn('"_prisma_migrations"'))
       const done = new Set(rows.map((r) => r.migration_name))
       const applied: string[] = []
-      for (const m of migrationsOf('postgresql')) {
+      for (const m of migrations) {
         if (done.has(m.name)) continue
         await client.query('BEGIN')
         try {
@@ -130,5 +155,19 @@ async function migratePostgres(connectionString: string, schema: string): Promis
     }
   } finally {
     await client.end()
+  }
+}
+
+/** SQLSTATEs of a schema (3F000) or a bookkeeping table (42P01) that does not exist yet. */
+const NOT_YET_CREATED = new Set(['3F000', '42P01'])
+
+/** The names of the applied migrations, or null before the schema or the bookkeeping table exists. */
+async function appliedPostgres(client: pg.Client, quotedSchema: string): Promise<Set<string> | null> {
+  try {
+    const { rows } = await client.query<{ migration_name: string }>(appliedIn(`${quotedSchema}."_prisma_migrations"`))
+    return new Set(rows.map((r) => r.migration_name))
+  } catch (error) {
+    if (NOT_YET_CREATED.has((error as { code?: string }).code ?? '')) return null
+    throw error
   }
 }

@@ -7,7 +7,6 @@ import { databaseTimeouts, openDatabase } from '../db/client.js'
 import { createApp } from '../app.js'
 import { createDeps } from '../deps.js'
 import { startWorker } from './worker.js'
-import { createSmppGateway, smppOptionsFromEnv } from '../sms/smpp/smpp-gateway.js'
 import { createDatabaseBreaker } from '../db/breaker.js'
 import { createDrain, createListener, serverOptions } from './http-listener.js'
 import { connectionsPerAddress, shareConnections } from './connection-share.js'
@@ -36,7 +35,13 @@ export async function serveHttp(
     onQueryEvent: metrics.observeQuery,
   }).catch((error: unknown) => exitAtStart(error, describeStartupError(error, env.DATABASE_URL)))
   // SMS_GATEWAY=smpp: this instance's own bind, started once the deps it reports through exist.
-  const smppGateway = env.SMS_GATEWAY === 'smpp' ? createSmppGateway(smppOptionsFromEnv(env, logger)) : undefined
+  // Loaded only then: the sandbox start does not parse the smpp package.
+  const smppGateway =
+    env.SMS_GATEWAY === 'smpp'
+      ? await import('../sms/smpp/smpp-gateway.js').then(({ createSmppGateway, smppOptionsFromEnv }) =>
+          createSmppGateway(smppOptionsFromEnv(env, logger)),
+        )
+      : undefined
   const deps = createDeps(database, env, { logger, gateway: smppGateway })
   smppGateway?.start(deps)
   // Readiness fails as soon as the drain starts, so the load balancer stops sending new work.

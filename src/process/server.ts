@@ -16,6 +16,14 @@ function exitAtStart(error: unknown, line: string | null): never {
   process.exit(1)
 }
 
+const servesHttp = env.WEB_CONCURRENCY === 1 || cluster.isWorker
+// Loading the HTTP modules (the app, the schema) overlaps the migration check's wait on the
+// database. With tracing on they are loaded after it starts, so that node:http and Prisma are
+// instrumented from the first request. A failed load is reported where it is awaited, after the
+// migrations' own one line if they fail.
+const serveHttpModule = servesHttp && !env.OTEL_EXPORTER_OTLP_ENDPOINT ? import('./serve-http.js') : null
+serveHttpModule?.catch(() => {})
+
 // Migrations run once per start: here in a single process, or in the primary before it forks.
 if (cluster.isPrimary) {
   const applied = await applyMigrations(env.DATABASE_URL).catch((error: unknown) =>
@@ -24,7 +32,7 @@ if (cluster.isPrimary) {
   if (applied.length) logger.info({ applied }, 'migrations applied')
 }
 
-if (env.WEB_CONCURRENCY > 1 && cluster.isPrimary) {
+if (!servesHttp) {
   // The primary only forks and supervises: no database, no app (src/process/cluster.ts).
   const { runPrimary } = await import('./cluster.js')
   runPrimary({
@@ -42,6 +50,6 @@ if (env.WEB_CONCURRENCY > 1 && cluster.isPrimary) {
   const { startTracing } = await import('../core/tracing.js')
   const tracing = await startTracing(env)
   if (tracing) logger.info({ endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL }, 'tracing on')
-  const { serveHttp } = await import('./serve-http.js')
+  const { serveHttp } = await (serveHttpModule ?? import('./serve-http.js'))
   await serveHttp(env, logger, exitAtStart, tracing)
 }
