@@ -16,9 +16,7 @@ describe.each(targets)('database on $name', (target) => {
       const [a, b] = await Promise.all([applyMigrations(db.url), applyMigrations(db.url)])
       expect([...a, ...b].sort()).toEqual(migrationsOf(target.name).map((m) => m.name))
       expect(await applyMigrations(db.url)).toEqual([])
-      const opened = await openDatabase(db.url)
-      expect(await opened.ready()).toBe(true)
-      await opened.close()
+      expect(await readyOn(db.url)).toBe(true)
     } finally {
       await db.drop()
     }
@@ -48,9 +46,7 @@ describe.each(targets)('database on $name', (target) => {
       await withFirstMigrationOnly(target.name, db.url, first!)
       expect(await applyMigrations(db.url)).toEqual(later.map((m) => m.name))
       expect(await applyMigrations(db.url)).toEqual([])
-      const opened = await openDatabase(db.url)
-      expect(await opened.ready()).toBe(true)
-      await opened.close()
+      expect(await readyOn(db.url)).toBe(true)
     } finally {
       await db.drop()
     }
@@ -59,9 +55,7 @@ describe.each(targets)('database on $name', (target) => {
   it('reports not ready on a database without migrations', async () => {
     const db = await target.create()
     try {
-      const opened = await openDatabase(db.url)
-      expect(await opened.ready()).toBe(false)
-      await opened.close()
+      expect(await readyOn(db.url)).toBe(false)
     } finally {
       await db.drop()
     }
@@ -142,6 +136,16 @@ describe('SQLite migrations keep data', () => {
     }
   })
 })
+
+/** Whether the service's readiness check passes on a database just opened at `url`. */
+async function readyOn(url: string): Promise<boolean> {
+  const opened = await openDatabase(url)
+  try {
+    return await opened.ready()
+  } finally {
+    await opened.close()
+  }
+}
 
 const PRISMA_ADVISORY_LOCK = 72707369
 const sqliteFile = (url: string) => url.slice('file:'.length)
