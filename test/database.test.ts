@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import { schemaClient, targets, type TestTarget } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { waitFor } from './kit/server-process.js'
-import { applyMigrations, migrationsOf, type Migration } from '../src/db/migrate.js'
+import { applyMigrations, migrationsOf, MIGRATIONS_TABLE, PRISMA_ADVISORY_LOCK, type Migration } from '../src/db/migrate.js'
 import { openDatabase } from '../src/db/client.js'
 
 describe.each(targets)('database on $name', (target) => {
@@ -115,9 +115,7 @@ describe('SQLite migrations keep data', () => {
       // A database as the first release left it, with an account and its key.
       const db = new Database(file)
       db.exec(first!.sql)
-      db.exec(`CREATE TABLE "_prisma_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
-        "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME, "started_at" DATETIME NOT NULL DEFAULT current_timestamp,
-        "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
+      db.exec(MIGRATIONS_TABLE.sqlite)
       db.prepare(`INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name) VALUES ('1', ?, current_timestamp, ?)`).run(
         first!.checksum,
         first!.name,
@@ -147,7 +145,6 @@ async function readyOn(url: string): Promise<boolean> {
   }
 }
 
-const PRISMA_ADVISORY_LOCK = 72707369
 const sqliteFile = (url: string) => url.slice('file:'.length)
 
 /** Holds what the locked migration path waits for until the returned function is called. */
@@ -176,9 +173,7 @@ async function withFirstMigrationOnly(kind: TestTarget['name'], url: string, fir
     try {
       await client.query(`CREATE SCHEMA "${new URL(url).searchParams.get('schema')!}"`)
       await client.query(first.sql)
-      await client.query(`CREATE TABLE "_prisma_migrations" ("id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL,
-        "finished_at" TIMESTAMPTZ, "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
-        "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`)
+      await client.query(MIGRATIONS_TABLE.postgresql)
       await client.query(`${record} VALUES ('1', $1, now(), $2, 1)`, [first.checksum, first.name])
     } finally {
       await client.end()
@@ -187,9 +182,7 @@ async function withFirstMigrationOnly(kind: TestTarget['name'], url: string, fir
   }
   const db = new Database(sqliteFile(url))
   db.exec(first.sql)
-  db.exec(`CREATE TABLE "_prisma_migrations" ("id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
-    "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME, "started_at" DATETIME NOT NULL DEFAULT current_timestamp,
-    "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
+  db.exec(MIGRATIONS_TABLE.sqlite)
   db.prepare(`${record} VALUES ('1', ?, current_timestamp, ?, 1)`).run(first.checksum, first.name)
   db.close()
 }

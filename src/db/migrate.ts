@@ -10,7 +10,20 @@ import type Database from 'better-sqlite3'
 import type pg from 'pg'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
 
-const PRISMA_ADVISORY_LOCK = 72707369
+/** Prisma's own advisory lock id for migrations, so `prisma migrate deploy` and this runner exclude each other. */
+export const PRISMA_ADVISORY_LOCK = 72707369
+
+/** Prisma's bookkeeping table, as `prisma migrate deploy` creates it on each target. */
+export const MIGRATIONS_TABLE: Record<DatabaseKind, string> = {
+  sqlite: `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+      "id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
+      "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME,
+      "started_at" DATETIME NOT NULL DEFAULT current_timestamp, "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`,
+  postgresql: `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+        "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
+        "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
+        "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`,
+}
 const prismaDir = fileURLToPath(new URL('../../prisma/', import.meta.url))
 
 export interface Migration {
@@ -76,10 +89,7 @@ async function migrateSqlite(file: string): Promise<string[]> {
     const migrations = migrationsOf('sqlite')
     // The usual start: everything is applied already, and one read says so without a write lock.
     if (allApplied(migrations, appliedSqlite(db))) return []
-    db.exec(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
-      "id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
-      "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME,
-      "started_at" DATETIME NOT NULL DEFAULT current_timestamp, "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`)
+    db.exec(MIGRATIONS_TABLE.sqlite)
     // Table rebuilds (DROP TABLE of a parent) would fire ON DELETE CASCADE with foreign keys on,
     // and the pragma is ignored inside a transaction: switch it off around the migrations and
     // check the keys before each commit instead.
@@ -125,10 +135,7 @@ async function migratePostgres(connectionString: string, schema: string): Promis
     try {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`)
       await client.query(`SET search_path TO ${quoted}`)
-      await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
-        "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
-        "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
-        "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`)
+      await client.query(MIGRATIONS_TABLE.postgresql)
       const { rows } = await client.query<{ migration_name: string }>(appliedIn('"_prisma_migrations"'))
       const done = new Set(rows.map((r) => r.migration_name))
       const applied: string[] = []
