@@ -22,9 +22,15 @@ import { createApp } from '../src/app.js'
 import { parseEnv } from '../src/core/env.js'
 
 const CACHED = { API_KEY_CACHE_MS: '30000' }
+/**
+ * A refusal this soon cannot come from the cache entry's expiry (API_KEY_CACHE_MS, 30 s): the
+ * revocation was pushed. How soon it arrives is a figure of `npm run bench -- revocation`, not a
+ * bound of these tests (a loaded machine only makes it later).
+ */
+const PUSHED_WITHIN_MS = Number(CACHED.API_KEY_CACHE_MS) / 3
 
 /** Milliseconds until `kit` answers 401 for `key` (polled every 10 ms), or Infinity after `limitMs`. */
-async function msUntilRefused(kit: TestKit, key: string, since: number, limitMs = 5000): Promise<number> {
+async function msUntilRefused(kit: TestKit, key: string, since: number, limitMs = PUSHED_WITHIN_MS): Promise<number> {
   while (performance.now() - since < limitMs) {
     if ((await kit.rest('GET', '/api/contacts', { key })).status === 401) return performance.now() - since
     await new Promise((resolve) => setTimeout(resolve, 10))
@@ -360,20 +366,18 @@ describe.runIf(postgres)('API key revocation across instances on PostgreSQL', ()
     return s
   }
 
-  it('a key revoked through instance A is refused by instance B within 1 s', async () => {
+  it('a key revoked through instance A is refused by instance B long before its cache entry expires', async () => {
     const s = await cachedOnB()
     const started = performance.now()
     await revokeApiKey(a.deps, s.key)
     const delay = await msUntilRefused(b, s.key, started)
-    console.log(`revocation through instance A refused on B after ${delay.toFixed(1)} ms (from the start of revokeApiKey)`)
-    expect(delay).toBeLessThan(1000)
+    expect(delay).toBeLessThan(PUSHED_WITHIN_MS)
   })
 
-  it('a key revoked by the CLI (another process) is refused by instance B within 1 s of the commit', async () => {
+  it('a key revoked by the CLI (another process) is refused by instance B long before its cache entry expires', async () => {
     const s = await cachedOnB()
     const delay = await msFromCliRevocationToRefusal(b, a.url, s.key)
-    console.log(`revocation by the CLI refused on B ${delay} ms after its revokedAt`)
-    expect(delay).toBeLessThan(1000)
+    expect(delay).toBeLessThan(PUSHED_WITHIN_MS)
   }, 60_000)
 
   it('flushes on resync after the listening connection is killed, and later revocations arrive again', async () => {
@@ -389,7 +393,7 @@ describe.runIf(postgres)('API key revocation across instances on PostgreSQL', ()
     expect((await statementsOf(b, s.key)).statements.filter((q) => q.includes('"ApiKey"'))).toEqual([])
     const started = performance.now()
     await revokeApiKey(a.deps, s.key)
-    expect(await msUntilRefused(b, s.key, started)).toBeLessThan(1000)
+    expect(await msUntilRefused(b, s.key, started)).toBeLessThan(PUSHED_WITHIN_MS)
     expect((await b.rest('GET', '/api/contacts', { key: other.key })).status).toBe(200)
   })
 })
