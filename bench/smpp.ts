@@ -1,7 +1,9 @@
-// npm run bench -- smpp: submits a second through one SMPP bind, the connector (sendSms: charge,
-// outbox, part row, submit_sm, SENT) against a bare node-smpp client doing only the submit_sm,
-// against the same SMSC (the test kit's, on node-smpp's server) in the same run and window. Then
-// end to end: sendSms to DELIVRD with the SMSC sending a receipt for every part.
+// npm run bench -- smpp: submits a second through one SMPP bind against the same SMSC (the test
+// kit's, on node-smpp's server) in the same run and window: a bare node-smpp client doing only the
+// submit_sm against the connector alone (gateway.submit of messages already charged and in the
+// outbox: each part's row before its submit_sm, the answer's id after it), both warmed, in rounds
+// A B B A. Then the connector behind sendSms (charge, outbox, part row, submit_sm, SENT), and end
+// to end: sendSms to DELIVRD with the SMSC sending a receipt for every part.
 //   SMPP_BENCH_MESSAGES=3000 SMPP_BENCH_WINDOW=10 npm run bench -- smpp
 //   SMPP_BENCH_DATABASE=postgresql npm run bench -- smpp   (a fresh schema on BENCH_DATABASE_URL's server)
 // CPU a message is this process's (the SMSC's share included): on a loaded machine compare those.
@@ -14,6 +16,7 @@ import { createSmppGateway } from '../src/sms/smpp/smpp-gateway.js'
 import { createLogger } from '../src/core/logger.js'
 import { createAccount } from '../src/accounts/create-account.js'
 import { sendSms } from '../src/sms/send-sms.js'
+import type { OutgoingSms } from '../src/sms/gateway.js'
 
 const N = Number(process.env.SMPP_BENCH_MESSAGES ?? 2000)
 const WINDOW = Number(process.env.SMPP_BENCH_WINDOW ?? 10)
@@ -21,9 +24,25 @@ const WINDOW = Number(process.env.SMPP_BENCH_WINDOW ?? 10)
 const CALLERS = WINDOW * 4
 /** CPU of this process (the SMSC's included, it runs here too), for the figures of a loaded machine. */
 const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
-let bareCpuMs = 0
+/** Messages each side sends before the timed rounds (untimed): both sides' code warm, the SMSC's too. */
+const WARM = Math.min(200, N)
 
-async function bare(url: string): Promise<number> {
+/** A timed round: its messages, wall time and this process's CPU. */
+interface Round {
+  messages: number
+  ms: number
+  cpuMs: number
+}
+const total = (rounds: Round[]) => {
+  const messages = rounds.reduce((sum, r) => sum + r.messages, 0)
+  return {
+    perSecond: messages / (rounds.reduce((sum, r) => sum + r.ms, 0) / 1000),
+    cpuMsPerMessage: rounds.reduce((sum, r) => sum + r.cpuMs, 0) / messages,
+  }
+}
+
+/** `count` submit_sm through a bind of its own, WINDOW in flight. */
+async function bare(url: string, count: number): Promise<Round> {
   const target = new URL(url)
   const session = smpp.connect({ host: target.hostname, port: Number(target.port) })
   await new Promise<void>((resolve) => session.on('connect', resolve))
@@ -36,7 +55,7 @@ async function bare(url: string): Promise<number> {
   const started = performance.now()
   let next = 0
   const worker = async () => {
-    while (next < N) {
+    while (next < count) {
       const i = next++
       await new Promise<void>((resolve) =>
         session.submit_sm(
@@ -57,15 +76,13 @@ async function bare(url: string): Promise<number> {
   }
   const cpu = process.cpuUsage()
   await Promise.all(Array.from({ length: WINDOW }, worker))
-  const rate = N / ((performance.now() - started) / 1000)
-  bareCpuMs = cpuMs(process.cpuUsage(cpu)) / N
+  const round = { messages: count, ms: performance.now() - started, cpuMs: cpuMs(process.cpuUsage(cpu)) }
   await new Promise<void>((resolve) => session.unbind(() => resolve()))
   session.close()
-  return rate
+  return round
 }
 
 const smsc = await startSmsc()
-const baseline = await bare(smsc.url)
 
 // The SMSC shares this process: a long answer timeout, so a busy machine does not turn slow answers into UNKNOWN.
 const gateway = createSmppGateway({ url: smsc.url, logger: createLogger('silent'), window: WINDOW, responseTimeoutMs: 120_000 })
@@ -82,10 +99,53 @@ const bench = await startBench({ SMS_GATEWAY: 'smpp', SMPP_URL: smsc.url }, { ga
     if (query === 'COMMIT') commitMs.push(duration)
   },
 })
-gateway.start(bench.deps)
-await gateway.whenBound()
 const { account } = await createAccount(bench.deps, { name: 'Bench' })
 await bench.deps.db.account.update({ where: { id: account.id }, data: { creditBalance: BigInt(N) * 4n * 10_000n, pricePerPage: 10_000n } })
+
+// The connector alone needs messages already charged and in the outbox: sent while the gateway is
+// not bound yet, so that each is left PENDING (its submit refused as transient) and never submitted.
+const queued: OutgoingSms[] = []
+for (let i = 0; i < WARM + N; i++) {
+  const text = `queued message ${i}`
+  const sent = await sendSms(bench.deps, account.id, { to: '+254711000000', message: text, sender: 'BENCH' })
+  queued.push({ id: sent.id, to: '+254711000000', sender: 'BENCH', text, encoding: 'GSM_7', pages: 1 })
+}
+gateway.start(bench.deps)
+await gateway.whenBound()
+
+/**
+ * The connector alone, as the bare client: `gateway.submit` of messages already charged and
+ * written, through the same bind and window. Each part's row is committed before its submit_sm
+ * and the answer's id recorded after it (the connector's own records; the charge, the outbox and
+ * SENT are sendSms's and submitHeld's, measured below).
+ */
+let taken = 0
+async function connectorAlone(count: number): Promise<Round & { statements: number }> {
+  const cpu = process.cpuUsage()
+  const statementsBefore = statements
+  const started = performance.now()
+  const end = taken + count
+  const caller = async () => {
+    while (taken < end) {
+      const message = queued[taken++]!
+      await gateway.submit(message, {
+        db: bench.deps.db,
+        dbKind: bench.deps.dbKind,
+        directRead: bench.deps.directRead,
+        directTransaction: bench.deps.directTransaction,
+        now: bench.deps.clock.now(),
+        fresh: true,
+      })
+    }
+  }
+  await Promise.all(Array.from({ length: CALLERS }, caller))
+  return {
+    messages: count,
+    ms: performance.now() - started,
+    cpuMs: cpuMs(process.cpuUsage(cpu)),
+    statements: statements - statementsBefore,
+  }
+}
 
 async function run(label: string, receipts: boolean) {
   smsc.options.autoReceipt = receipts ? { stat: 'DELIVRD', when: 'after' } : null
@@ -132,6 +192,19 @@ async function run(label: string, receipts: boolean) {
   }
 }
 
+smsc.options.autoReceipt = null
+// Both warm first, then timed rounds A B B A: neither side gains from running after the other.
+await bare(smsc.url, WARM)
+await connectorAlone(WARM)
+const half = Math.floor(N / 2)
+const bareRounds: Round[] = []
+const aloneRounds: (Round & { statements: number })[] = []
+bareRounds.push(await bare(smsc.url, half))
+aloneRounds.push(await connectorAlone(half))
+aloneRounds.push(await connectorAlone(N - half))
+bareRounds.push(await bare(smsc.url, N - half))
+const baseline = total(bareRounds)
+const alone = { ...total(aloneRounds), statementsPerMessage: aloneRounds.reduce((sum, r) => sum + r.statements, 0) / N }
 const submits = await run('submit-only', false)
 const endToEnd = await run('end-to-end', true)
 await gateway.stop()
@@ -141,10 +214,16 @@ await bench.close()
 await schema?.drop()
 await smsc.close()
 
-const ratio = submits.submitsPerSecond / baseline
+const ratio = submits.submitsPerSecond / baseline.perSecond
+const aloneRatio = alone.perSecond / baseline.perSecond
 console.log(`messages ${N}, window ${WINDOW}, ${CALLERS} sendSms callers, database ${bench.deps.dbKind}`)
 if (bench.deps.dbKind === 'sqlite') console.log(`the WAL file at the end: ${walMiB.toFixed(1)} MiB`)
-console.log(`bare node-smpp client:        ${baseline.toFixed(0)} submit_sm/s, ${bareCpuMs.toFixed(2)} ms CPU a message`)
+console.log(
+  `bare node-smpp client:        ${baseline.perSecond.toFixed(0)} submit_sm/s, ${baseline.cpuMsPerMessage.toFixed(2)} ms CPU a message`,
+)
+console.log(
+  `connector alone (submit):     ${alone.perSecond.toFixed(0)} messages/s (${aloneRatio.toFixed(2)}x the bare client), ${alone.cpuMsPerMessage.toFixed(2)} ms CPU, ${alone.statementsPerMessage.toFixed(1)} statements a message`,
+)
 console.log(
   `connector (sendSms → SENT):   ${submits.submitsPerSecond.toFixed(0)} messages/s (${ratio.toFixed(2)}x the bare client), ${submits.cpuMsPerMessage.toFixed(2)} ms CPU, ${submits.statementsPerMessage.toFixed(1)} statements a message`,
 )
