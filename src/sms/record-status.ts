@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { timeOrderedId } from '../db/time-ordered-id.js'
 import type { Deps } from '../deps.js'
 import { Prisma } from '../generated/sqlite/client.js'
 import { notFound, validationError } from '../core/errors.js'
@@ -79,7 +79,7 @@ export async function applyStatusChange(tx: SqlTx, messageId: string, change: St
   await tx.run(Prisma.sql`UPDATE "Message" SET ${Prisma.join(sets)} WHERE "id" = ${messageId}`)
   await tx.run(Prisma.sql`
     INSERT INTO "MessageStatusUpdate" ("id", "messageId", "status", "carrierStatus", "carrierErrorCode", "createdAt")
-    VALUES (${randomUUID()}, ${messageId}, ${change.status}, ${change.carrierStatus ?? null}, ${change.carrierErrorCode ?? null}, ${timeOf(tx, change.at)})`)
+    VALUES (${timeOrderedId()}, ${messageId}, ${change.status}, ${change.carrierStatus ?? null}, ${change.carrierErrorCode ?? null}, ${timeOf(tx, change.at)})`)
   const accountId = current.accountId as string
   changes?.push({ accountId, messageId, status: change.status })
   // One delivery per enabled endpoint subscribed to status updates, each in the body it asked for.

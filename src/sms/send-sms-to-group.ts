@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { timeOrderedId } from '../db/time-ordered-id.js'
 import type { Deps } from '../deps.js'
 import { AppError, isUniqueViolation, notFound, validationError } from '../core/errors.js'
 import { InputRules, isStorableText } from '../messaging/input-rules.js'
@@ -80,7 +80,7 @@ export async function recordBulkSend(
   if (!group) throw notFound('Group')
 
   const now = deps.clock.now()
-  const id = randomUUID()
+  const id = timeOrderedId()
   let status: BulkSendStatus
   try {
     status = await db.$transaction(async (tx) => {
@@ -197,7 +197,7 @@ export async function handOver(deps: BulkDeps, bulkId: string, token: string, { 
       select: { contactId: true, mobile: true },
     })
     if (!left.length) return 0
-    const handed = left.map((r) => ({ ...r, messageId: randomUUID() }))
+    const handed = left.map((r) => ({ ...r, messageId: timeOrderedId() }))
     try {
       await db.$transaction(async (tx) => {
         await tx.message.createMany({

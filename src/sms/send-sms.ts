@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { timeOrderedId } from '../db/time-ordered-id.js'
 import type { Deps } from '../deps.js'
 import { AppError, isUniqueViolation, notFound, validationError } from '../core/errors.js'
 import { Prisma } from '../generated/sqlite/client.js'
@@ -69,7 +69,7 @@ export async function sendSms(
   }
 
   const now = deps.clock.now()
-  const id = randomUUID()
+  const id = timeOrderedId()
   const token = leaseToken('send', now)
   const send: NewSend = {
     id,
@@ -185,7 +185,7 @@ async function writeSends(tx: SqlTx, sends: NewSend[]): Promise<Written[]> {
     )}`)
   await run(Prisma.sql`
     INSERT INTO "MessageStatusUpdate" ("id", "messageId", "status", "createdAt")
-    VALUES ${Prisma.join(sends.map((send) => Prisma.sql`(${randomUUID()}, ${send.id}, 'PENDING', ${timeOf(tx, send.now)})`))}`)
+    VALUES ${Prisma.join(sends.map((send) => Prisma.sql`(${timeOrderedId()}, ${send.id}, 'PENDING', ${timeOf(tx, send.now)})`))}`)
   const written: Written[] = []
   for (const [i, send] of sends.entries()) {
     const changes = statusChanges()
