@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import https from 'node:https'
 import type { Deps } from '../deps.js'
 import { directTimestamp } from '../db/client.js'
+import { timeOrderedId } from '../db/time-ordered-id.js'
 import { jsonTexts } from '../db/json-texts.js'
 import { Prisma, type WebhookEndpoint } from '../generated/sqlite/client.js'
 import { isIP } from 'node:net'
@@ -736,7 +736,7 @@ async function recordOutcomes(
     VALUES ${Prisma.join(
       outcomes.map(
         (o) =>
-          Prisma.sql`(${randomUUID()}, ${o.delivery.id}, ${o.delivery.attemptsTotal + 1}, ${o.url}, ${o.statusCode}, ${o.durationMs}, ${o.error},
+          Prisma.sql`(${timeOrderedId()}, ${o.delivery.id}, ${o.delivery.attemptsTotal + 1}, ${o.url}, ${o.statusCode}, ${o.durationMs}, ${o.error},
             ${o.requestHeaders}, ${o.responseHeaders}, ${o.responseBody}, ${o.responseTruncated ? Prisma.sql`TRUE` : Prisma.sql`FALSE`}, ${at})`,
       ),
     )}`

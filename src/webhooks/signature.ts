@@ -1,7 +1,11 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
+import { timeOrderedId } from '../db/time-ordered-id.js'
 
-/** A delivery's webhook-id: the same on every attempt. */
-export const newWebhookId = () => `msg_${randomUUID().replace(/-/g, '')}`
+/**
+ * A delivery's webhook-id: the same on every attempt. 32 hex digits of a time-ordered UUID, so
+ * that a burst of deliveries lands together at the end of the table's key (docs/decisions.md).
+ */
+export const newWebhookId = () => `msg_${timeOrderedId().replace(/-/g, '')}`
 
 /** A Standard Webhooks secret: whsec_ + base64 of 24 random bytes. */
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64')}`
