@@ -102,7 +102,7 @@ export function createApp({ deps, ready, metrics = createMetrics(), breaker, plu
    * isolateObject: about 3% of a GraphQL page's CPU); a request handed over alone costs nothing.
    */
   const graphqlRequests = new WeakMap<Request, GraphqlExtras>()
-  const observeOperation = createOperationObserver(metrics, { known: operationNamesOf(restRoutes.map((r) => documentText(r.document))) })
+  const observeOperation = createOperationObserver(metrics, { known: operationNamesOf(restRoutes.map((r) => r.document)) })
   // Queries Yoga answered compiled are answered again without it (src/graphql/fast-lane.ts); not
   // with tracing's plugin (or any other added), whose spans come from Yoga's hooks.
   const fastLane = env.GRAPHQL_COMPILED_EXECUTION && plugins.length === 0 ? createFastLane(observeOperation, metrics.graphqlFastLane) : null
