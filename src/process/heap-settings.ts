@@ -8,7 +8,9 @@ import v8 from 'node:v8'
  * resident memory under the page-7 load of the peers benchmark). 1.2 keeps that to a fifth of the
  * live heap: against 1.5, 10 to 15 MiB less at the peak of `npm run bench -- memory`'s throughput
  * phase and 5 to 10 MiB less over its add-contacts, on both databases, with no measurable change in
- * requests per second or add-contacts time (docs/operations.md, "Memory"). Read by V8 whenever it
+ * requests per second or add-contacts time; a 10,000-contact add-contacts on PostgreSQL spends about
+ * a fifth more CPU on the collector (docs/performance.md, "Round four's goals after the start-up and
+ * memory changes"; docs/operations.md, "Memory"). Read by V8 whenever it
  * sets the limit, so it applies from here on; the young generation's size (`--max-semi-space-size`)
  * is fixed when the heap is created and is given on the command line.
  */
