@@ -3,7 +3,7 @@ import { timeOrderedId } from '../db/time-ordered-id.js'
 import type { Deps } from '../deps.js'
 import { directTimestamp, type DirectStatement } from '../db/client.js'
 import { Prisma } from '../generated/sqlite/client.js'
-import { jsonTexts } from '../db/json-texts.js'
+import { contactIdsByMobile, jsonTexts } from '../db/json-texts.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
 import { normalizeMobile } from './mobile.js'
@@ -417,8 +417,7 @@ export async function delistContacts(deps: Pick<Deps, 'db' | 'dbKind' | 'env'>, 
   const left: string[] = []
   for (let i = 0; i < normalized.length; i += MEMBERSHIP_CHUNK) {
     const deleted = await deps.db.$queryRaw<{ contactId: string }[]>`
-      DELETE FROM "Membership" WHERE "groupId" = ${groupId} AND "contactId" IN (
-        SELECT "id" FROM "Contact" WHERE "accountId" = ${accountId} AND "mobile" IN (${jsonTexts(deps.dbKind, normalized.slice(i, i + MEMBERSHIP_CHUNK))}))
+      DELETE FROM "Membership" WHERE "groupId" = ${groupId} AND "contactId" IN (${contactIdsByMobile(deps.dbKind, accountId, normalized.slice(i, i + MEMBERSHIP_CHUNK))})
       RETURNING "contactId"`
     for (const row of deleted) left.push(row.contactId)
   }
