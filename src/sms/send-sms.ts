@@ -143,8 +143,9 @@ interface Written {
 type WriteDeps = Pick<Deps, 'dbKind' | 'directTransaction'>
 
 /**
- * Writes sends in one transaction of raw statements (src/sms/sql.ts): each one's charge (one
- * conditional UPDATE answering the price it charged at; the account is read only when it failed),
+ * Writes sends in one transaction of raw statements (src/sms/sql.ts): the charge (one conditional
+ * UPDATE answering the price it charged at, for all of an account's sends when its balance covers
+ * them, else for each; the account is read only when it failed),
  * then the messages, their PENDING history rows and the paid ones' submissions, each in one
  * multi-row INSERT. A charge and its message commit together.
  */
@@ -155,19 +156,39 @@ async function writeSends(tx: SqlTx, sends: NewSend[]): Promise<Written[]> {
   const order = sends
     .map((_, i) => i)
     .sort((a, b) => (sends[a]!.accountId < sends[b]!.accountId ? -1 : sends[a]!.accountId > sends[b]!.accountId ? 1 : a - b))
-  for (const i of order) {
-    const send = sends[i]!
-    const pages = Prisma.sql`CAST(${send.pages} AS INTEGER)`
-    const [charged] = await run(Prisma.sql`
-      UPDATE "Account" SET "creditBalance" = "creditBalance" - "pricePerPage" * ${pages}
-      WHERE "id" = ${send.accountId} AND "creditBalance" >= "pricePerPage" * ${pages}
+  // An account's several sends in one charge when its balance covers them all (the usual case):
+  // each of them, charged one after the other, would have been paid too. Else one by one.
+  const byAccount = new Map<string, number[]>()
+  for (const i of order) byAccount.set(sends[i]!.accountId, [...(byAccount.get(sends[i]!.accountId) ?? []), i])
+  const charge = (accountId: string, pages: number) => {
+    const times = Prisma.sql`CAST(${pages} AS INTEGER)`
+    return run(Prisma.sql`
+      UPDATE "Account" SET "creditBalance" = "creditBalance" - "pricePerPage" * ${times}
+      WHERE "id" = ${accountId} AND "creditBalance" >= "pricePerPage" * ${times}
       RETURNING "pricePerPage", "name"`)
-    const account = charged ?? (await run(Prisma.sql`SELECT "pricePerPage", "name" FROM "Account" WHERE "id" = ${send.accountId}`))[0]
-    if (!account) throw notFound('Account')
-    charges[i] = {
-      paid: charged !== undefined,
-      pricePerPage: bigOf(account.pricePerPage),
-      sender: send.sender || defaultSender(account.name as string),
+  }
+  for (const [accountId, indexes] of byAccount) {
+    if (indexes.length > 1) {
+      const [charged] = await charge(
+        accountId,
+        indexes.reduce((sum, i) => sum + sends[i]!.pages, 0),
+      )
+      if (charged) {
+        for (const i of indexes)
+          charges[i] = { paid: true, pricePerPage: bigOf(charged.pricePerPage), sender: sends[i]!.sender || defaultSender(charged.name as string) }
+        continue
+      }
+    }
+    for (const i of indexes) {
+      const send = sends[i]!
+      const [charged] = await charge(accountId, send.pages)
+      const account = charged ?? (await run(Prisma.sql`SELECT "pricePerPage", "name" FROM "Account" WHERE "id" = ${accountId}`))[0]
+      if (!account) throw notFound('Account')
+      charges[i] = {
+        paid: charged !== undefined,
+        pricePerPage: bigOf(account.pricePerPage),
+        sender: send.sender || defaultSender(account.name as string),
+      }
     }
   }
   const updatedAt = timeOf(tx, new Date())
