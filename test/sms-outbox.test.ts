@@ -110,6 +110,24 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
     expect(await history((paid as PromiseFulfilledResult<{ id: string }>).value.id)).toEqual(['PENDING', 'SENT'])
   })
 
+  it("charges one account's sends of one turn together when its balance covers them, else one by one as far as it goes", async () => {
+    control.mode = 'accept'
+    const rich = await funded()
+    const short = await funded()
+    await kit.db.account.update({ where: { id: short.account.id }, data: { creditBalance: 20_000n } })
+    const texts = ['rich one', 'rich two', 'rich three', 'short one', 'short two', 'short three']
+    const sent = await Promise.all(
+      texts.map((message) => sendSms(kit.deps, (message.startsWith('rich') ? rich : short).account.id, { to: '+254712345678', message })),
+    )
+    expect(sent.map((s) => s.status)).toEqual(['SENT', 'SENT', 'SENT', 'SENT', 'SENT', 'NOCREDT'])
+    expect(await balance(rich)).toBe(70_000n)
+    expect(await balance(short)).toBe(0n)
+    const written = await kit.db.message.findMany({ where: { text: { in: texts } }, select: { text: true, creditsDeducted: true } })
+    expect(new Map(written.map((m) => [m.text, m.creditsDeducted]))).toEqual(
+      new Map(texts.map((text) => [text, text === 'short three' ? 0n : 10_000n])),
+    )
+  })
+
   it('refunds a refusal at once: FAILED, credits back, submission refunded', async () => {
     control.mode = 'refuse'
     const s = await funded()
