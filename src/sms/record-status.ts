@@ -48,7 +48,7 @@ const currentOf = (kind: SqlTx['kind'], messageId: string) => Prisma.sql`
  * publishes once its transaction has committed (src/live/status-events.ts).
  */
 export async function applyStatusChange(tx: SqlTx, messageId: string, change: StatusChange, changes?: StatusEvent[]): Promise<boolean> {
-  if (tx.kind === 'postgresql') return applyAtOnce(tx, messageId, change, changes)
+  if (tx.kind === 'postgresql') return (await applyAtOnce(tx, messageId, change, changes))!
   const rows = await tx.run(currentOf(tx.kind, messageId))
   const current = rows[0]
   if (!current) throw notFound('Message')
@@ -72,6 +72,24 @@ export async function applyStatusChange(tx: SqlTx, messageId: string, change: St
   changes?.push({ accountId: current.accountId as string, messageId, status: change.status })
   await insertDeliveries(tx, messageId, change, current, rows)
   return true
+}
+
+/**
+ * applyStatusChange once `guard` (a write answering rows, e.g. the close of the message's
+ * submission while its caller holds the lease) has written something; null, and nothing applied,
+ * when it wrote nothing. On PostgreSQL the guard is the first WITH query of the change's one
+ * statement (it locks its rows before the message's, as when it ran first): one round trip.
+ */
+export async function applyStatusChangeAfter(
+  tx: SqlTx,
+  guard: Prisma.Sql,
+  messageId: string,
+  change: StatusChange,
+  changes?: StatusEvent[],
+): Promise<boolean | null> {
+  if (tx.kind === 'postgresql') return applyAtOnce(tx, messageId, change, changes, guard)
+  if (!(await tx.run(guard)).length) return null
+  return applyStatusChange(tx, messageId, change, changes)
 }
 
 /** The message's columns a status change sets. */
@@ -100,7 +118,13 @@ function setsOf(tx: SqlTx, change: StatusChange) {
  * deliveries, whose bodies are made here from that row, are a second statement, and only when the
  * account has endpoints.
  */
-async function applyAtOnce(tx: SqlTx, messageId: string, change: StatusChange, changes?: StatusEvent[]): Promise<boolean> {
+async function applyAtOnce(
+  tx: SqlTx,
+  messageId: string,
+  change: StatusChange,
+  changes?: StatusEvent[],
+  guard?: Prisma.Sql,
+): Promise<boolean | null> {
   const refundedCounts = change.carrierStatus ? Prisma.sql`c."submissionState" IS NOT DISTINCT FROM 'refunded'` : Prisma.sql`FALSE`
   const ignoredUpdate =
     change.gatewayMessageId !== undefined
@@ -110,10 +134,10 @@ async function applyAtOnce(tx: SqlTx, messageId: string, change: StatusChange, c
           RETURNING m."id")`
       : Prisma.empty
   const rows = await tx.run(Prisma.sql`
-    WITH "current" AS MATERIALIZED (
+    WITH ${guard ? Prisma.sql`"guard" AS (${guard}), ` : Prisma.empty}"current" AS MATERIALIZED (
       SELECT m."id", m."status", m."done", s."state" AS "submissionState"
       FROM "Message" m LEFT JOIN "SmsSubmission" s ON s."messageId" = m."id"
-      WHERE m."id" = ${messageId}
+      WHERE m."id" = ${messageId}${guard ? Prisma.sql` AND EXISTS (SELECT 1 FROM "guard")` : Prisma.empty}
       FOR UPDATE OF m
     ), "decided" AS MATERIALIZED (
       SELECT c."id", NOT (c."done" OR c."status" = ${change.status} OR ${refundedCounts}) AS "applies" FROM "current" c
@@ -129,14 +153,17 @@ async function applyAtOnce(tx: SqlTx, messageId: string, change: StatusChange, c
       FROM "changed"
       RETURNING "id"
     )${ignoredUpdate}
-    SELECT d."applies", c.*, a."timezone", e."id" AS "endpointId", e."eventTypes", e."payloadFormat"
-    FROM "decided" d
+    SELECT ${guard ? Prisma.sql`EXISTS (SELECT 1 FROM "guard")` : Prisma.sql`TRUE`} AS "guarded", d."applies", c.*, a."timezone",
+      e."id" AS "endpointId", e."eventTypes", e."payloadFormat"
+    FROM (SELECT 1) AS "one"
+    LEFT JOIN "decided" d ON TRUE
     LEFT JOIN "changed" c ON TRUE
     LEFT JOIN "Account" a ON a."id" = c."accountId"
     LEFT JOIN "WebhookEndpoint" e ON e."accountId" = c."accountId" AND e."disabledAt" IS NULL
     ORDER BY e."createdAt", e."id"`)
-  const current = rows[0]
-  if (!current) throw notFound('Message')
+  const current = rows[0]!
+  if (!boolOf(current.guarded)) return null
+  if (current.applies === null) throw notFound('Message')
   if (!boolOf(current.applies)) return false
   changes?.push({ accountId: current.accountId as string, messageId, status: change.status })
   await insertDeliveries(tx, messageId, change, current, rows)
