@@ -120,11 +120,29 @@ function setsOf(tx: SqlTx, change: StatusChange) {
  */
 async function applyAtOnce(
   tx: SqlTx,
-  messageId: string,
+  messageId: string | null,
   change: StatusChange,
   changes?: StatusEvent[],
   guard?: Prisma.Sql,
 ): Promise<boolean | null> {
+  const { guarded, applies } = await changeAtOnce(tx, messageId === null ? null : Prisma.sql`${messageId}`, change, changes, guard)
+  if (!guarded) return null
+  if (applies === null) throw notFound('Message')
+  return applies
+}
+
+/**
+ * applyAtOnce's statement: the message is `message` (an id, or with a guard an expression of the
+ * guard's rows; null: none). Answers whether the guard wrote anything (true without one), whether
+ * the change applied (null: no message), and the guard's rows (as JSON).
+ */
+async function changeAtOnce(
+  tx: SqlTx,
+  message: Prisma.Sql | null,
+  change: StatusChange,
+  changes?: StatusEvent[],
+  guard?: Prisma.Sql,
+): Promise<{ guarded: boolean; applies: boolean | null; messageId: string | null; guardRows: Record<string, unknown>[] }> {
   const refundedCounts = change.carrierStatus ? Prisma.sql`c."submissionState" IS NOT DISTINCT FROM 'refunded'` : Prisma.sql`FALSE`
   const ignoredUpdate =
     change.gatewayMessageId !== undefined
@@ -137,24 +155,25 @@ async function applyAtOnce(
     WITH ${guard ? Prisma.sql`"guard" AS (${guard}), ` : Prisma.empty}"current" AS MATERIALIZED (
       SELECT m."id", m."status", m."done", s."state" AS "submissionState"
       FROM "Message" m LEFT JOIN "SmsSubmission" s ON s."messageId" = m."id"
-      WHERE m."id" = ${messageId}${guard ? Prisma.sql` AND EXISTS (SELECT 1 FROM "guard")` : Prisma.empty}
+      WHERE m."id" = ${message ?? Prisma.sql`NULL`}${guard ? Prisma.sql` AND EXISTS (SELECT 1 FROM "guard")` : Prisma.empty}
       FOR UPDATE OF m
     ), "decided" AS MATERIALIZED (
       SELECT c."id", NOT (c."done" OR c."status" = ${change.status} OR ${refundedCounts}) AS "applies" FROM "current" c
     ), "changed" AS (
       UPDATE "Message" m SET ${Prisma.join(setsOf(tx, change))}
       FROM "decided" d WHERE m."id" = d."id" AND d."applies"
-      RETURNING m."accountId", m."mobile", m."sender", m."broadcastAt", m."pages", m."costPerPage", m."creditsDeducted",
+      RETURNING m."id", m."accountId", m."mobile", m."sender", m."broadcastAt", m."pages", m."costPerPage", m."creditsDeducted",
         m."mccmnc", m."sandbox"
     ), "history" AS (
       INSERT INTO "MessageStatusUpdate" ("id", "messageId", "status", "carrierStatus", "carrierErrorCode", "createdAt")
-      SELECT ${timeOrderedId()}, ${messageId}, ${change.status}, ${change.carrierStatus ?? null}, ${change.carrierErrorCode ?? null},
+      SELECT ${timeOrderedId()}, "id", ${change.status}, ${change.carrierStatus ?? null}, ${change.carrierErrorCode ?? null},
         ${timeOf(tx, change.at)}
       FROM "changed"
       RETURNING "id"
     )${ignoredUpdate}
-    SELECT ${guard ? Prisma.sql`EXISTS (SELECT 1 FROM "guard")` : Prisma.sql`TRUE`} AS "guarded", d."applies", c.*, a."timezone",
-      e."id" AS "endpointId", e."eventTypes", e."payloadFormat"
+    SELECT ${guard ? Prisma.sql`EXISTS (SELECT 1 FROM "guard")` : Prisma.sql`TRUE`} AS "guarded",
+      ${guard ? Prisma.sql`(SELECT json_agg(g)::text FROM "guard" g)` : Prisma.sql`NULL`} AS "guardRows",
+      d."id" AS "decidedId", d."applies", c.*, a."timezone", e."id" AS "endpointId", e."eventTypes", e."payloadFormat"
     FROM (SELECT 1) AS "one"
     LEFT JOIN "decided" d ON TRUE
     LEFT JOIN "changed" c ON TRUE
@@ -162,12 +181,38 @@ async function applyAtOnce(
     LEFT JOIN "WebhookEndpoint" e ON e."accountId" = c."accountId" AND e."disabledAt" IS NULL
     ORDER BY e."createdAt", e."id"`)
   const current = rows[0]!
-  if (!boolOf(current.guarded)) return null
-  if (current.applies === null) throw notFound('Message')
-  if (!boolOf(current.applies)) return false
-  changes?.push({ accountId: current.accountId as string, messageId, status: change.status })
-  await insertDeliveries(tx, messageId, change, current, rows)
-  return true
+  const guardRows = current.guardRows ? (JSON.parse(current.guardRows as string) as Record<string, unknown>[]) : []
+  const guarded = boolOf(current.guarded)
+  const applies = current.applies === null ? null : boolOf(current.applies)
+  if (applies) {
+    const messageId = current.id as string
+    changes?.push({ accountId: current.accountId as string, messageId, status: change.status })
+    await insertDeliveries(tx, messageId, change, current, rows)
+  }
+  return { guarded, applies, messageId: (current.decidedId as string | null) ?? null, guardRows }
+}
+
+/**
+ * PostgreSQL: a receipt's part `UPDATE` (`parts`, answering "messageId", "part" and "parts") and,
+ * when it found the part of a message of one part, that message's status change, in one
+ * statement (the part's row locked before the message's, as when it ran first). Answers the parts
+ * it found and the message whose change it made (applied or ignored), if any; the caller makes
+ * the change of any other message of one part the `UPDATE` found.
+ */
+export async function applyReceiptAtOnce(
+  tx: SqlTx,
+  parts: Prisma.Sql,
+  change: StatusChange,
+  changes?: StatusEvent[],
+): Promise<{ found: Record<string, unknown>[]; changed: string | null }> {
+  const { guardRows, messageId } = await changeAtOnce(
+    tx,
+    Prisma.sql`(SELECT g."messageId" FROM "guard" g WHERE g."parts" = 1 ORDER BY g."messageId" LIMIT 1)`,
+    change,
+    changes,
+    parts,
+  )
+  return { found: guardRows, changed: messageId }
 }
 
 /**
