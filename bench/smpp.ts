@@ -8,6 +8,7 @@
 //   SMPP_BENCH_DATABASE=postgresql npm run bench -- smpp   (a fresh schema on BENCH_DATABASE_URL's server)
 // CPU a message is this process's (the SMSC's share included): on a loaded machine compare those.
 import smpp, { type PDU } from 'smpp'
+import pg from 'pg'
 import { statSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { postgresSchema, startBench } from './harness.js'
@@ -91,6 +92,16 @@ const schema = process.env.SMPP_BENCH_DATABASE === 'postgresql' ? await postgres
 if (process.env.SMPP_BENCH_DATABASE === 'postgresql' && !schema) process.exit(1)
 // Every statement the database runs, Prisma's and the direct ones (BEGIN and COMMIT included where they are logged).
 let statements = 0
+/**
+ * PostgreSQL: every query a connection sends (BEGIN, COMMIT and ROLLBACK included, which the
+ * statements above leave out on the direct path): node-postgres sends each as one round trip.
+ */
+let roundTrips = 0
+const query = pg.Client.prototype.query as (...args: unknown[]) => unknown
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  roundTrips++
+  return query.apply(this, args)
+} as typeof pg.Client.prototype.query
 /** Each COMMIT's time (ms): on SQLite the one that crosses wal_autocheckpoint runs the checkpoint itself. */
 const commitMs: number[] = []
 const bench = await startBench({ SMS_GATEWAY: 'smpp', SMPP_URL: smsc.url }, { gateway }, schema?.url ?? null, {
@@ -120,9 +131,10 @@ await gateway.whenBound()
  * SENT are sendSms's and submitHeld's, measured below).
  */
 let taken = 0
-async function connectorAlone(count: number): Promise<Round & { statements: number }> {
+async function connectorAlone(count: number): Promise<Round & { statements: number; roundTrips: number }> {
   const cpu = process.cpuUsage()
   const statementsBefore = statements
+  const roundTripsBefore = roundTrips
   const started = performance.now()
   const end = taken + count
   const caller = async () => {
@@ -144,6 +156,7 @@ async function connectorAlone(count: number): Promise<Round & { statements: numb
     ms: performance.now() - started,
     cpuMs: cpuMs(process.cpuUsage(cpu)),
     statements: statements - statementsBefore,
+    roundTrips: roundTrips - roundTripsBefore,
   }
 }
 
@@ -152,6 +165,7 @@ async function run(label: string, receipts: boolean) {
   const ids: string[] = []
   const cpu = process.cpuUsage()
   const statementsBefore = statements
+  const roundTripsBefore = roundTrips
   const started = performance.now()
   let next = 0
   const caller = async () => {
@@ -183,12 +197,14 @@ async function run(label: string, receipts: boolean) {
   const cpuMsPerMessage = cpuMs(process.cpuUsage(cpu)) / N
   // The bench's own counts (above) and polls are left out.
   const statementsPerMessage = (statements - statementsBefore - polls) / N
+  const roundTripsPerMessage = (roundTrips - roundTripsBefore - polls) / N
   const counted = N - notSent
   return {
     submitsPerSecond: counted / ((submitted - started) / 1000),
     endToEndPerSecond: counted / ((done - started) / 1000),
     cpuMsPerMessage,
     statementsPerMessage,
+    roundTripsPerMessage,
   }
 }
 
@@ -198,13 +214,19 @@ await bare(smsc.url, WARM)
 await connectorAlone(WARM)
 const half = Math.floor(N / 2)
 const bareRounds: Round[] = []
-const aloneRounds: (Round & { statements: number })[] = []
+const aloneRounds: (Round & { statements: number; roundTrips: number })[] = []
 bareRounds.push(await bare(smsc.url, half))
 aloneRounds.push(await connectorAlone(half))
 aloneRounds.push(await connectorAlone(N - half))
 bareRounds.push(await bare(smsc.url, N - half))
 const baseline = total(bareRounds)
-const alone = { ...total(aloneRounds), statementsPerMessage: aloneRounds.reduce((sum, r) => sum + r.statements, 0) / N }
+const alone = {
+  ...total(aloneRounds),
+  statementsPerMessage: aloneRounds.reduce((sum, r) => sum + r.statements, 0) / N,
+  roundTripsPerMessage: aloneRounds.reduce((sum, r) => sum + r.roundTrips, 0) / N,
+}
+/** PostgreSQL's round trips a message, beside the statements. */
+const trips = (perMessage: number) => (bench.deps.dbKind === 'postgresql' ? `, ${perMessage.toFixed(1)} round trips` : '')
 const submits = await run('submit-only', false)
 const endToEnd = await run('end-to-end', true)
 await gateway.stop()
@@ -222,13 +244,13 @@ console.log(
   `bare node-smpp client:        ${baseline.perSecond.toFixed(0)} submit_sm/s, ${baseline.cpuMsPerMessage.toFixed(2)} ms CPU a message`,
 )
 console.log(
-  `connector alone (submit):     ${alone.perSecond.toFixed(0)} messages/s (${aloneRatio.toFixed(2)}x the bare client), ${alone.cpuMsPerMessage.toFixed(2)} ms CPU, ${alone.statementsPerMessage.toFixed(1)} statements a message`,
+  `connector alone (submit):     ${alone.perSecond.toFixed(0)} messages/s (${aloneRatio.toFixed(2)}x the bare client), ${alone.cpuMsPerMessage.toFixed(2)} ms CPU, ${alone.statementsPerMessage.toFixed(1)} statements a message${trips(alone.roundTripsPerMessage)}`,
 )
 console.log(
-  `connector (sendSms → SENT):   ${submits.submitsPerSecond.toFixed(0)} messages/s (${ratio.toFixed(2)}x the bare client), ${submits.cpuMsPerMessage.toFixed(2)} ms CPU, ${submits.statementsPerMessage.toFixed(1)} statements a message`,
+  `connector (sendSms → SENT):   ${submits.submitsPerSecond.toFixed(0)} messages/s (${ratio.toFixed(2)}x the bare client), ${submits.cpuMsPerMessage.toFixed(2)} ms CPU, ${submits.statementsPerMessage.toFixed(1)} statements a message${trips(submits.roundTripsPerMessage)}`,
 )
 console.log(
-  `end to end (sendSms → DELIVRD): ${endToEnd.endToEndPerSecond.toFixed(0)} messages/s, ${endToEnd.cpuMsPerMessage.toFixed(2)} ms CPU, ${endToEnd.statementsPerMessage.toFixed(1)} statements a message`,
+  `end to end (sendSms → DELIVRD): ${endToEnd.endToEndPerSecond.toFixed(0)} messages/s, ${endToEnd.cpuMsPerMessage.toFixed(2)} ms CPU, ${endToEnd.statementsPerMessage.toFixed(1)} statements a message${trips(endToEnd.roundTripsPerMessage)}`,
 )
 const slow = commitMs.filter((ms) => ms > 5)
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)

@@ -4,7 +4,7 @@ import { targets } from './kit/databases.js'
 import { useKit, fixedClock } from './kit/kit.js'
 import { createSandboxGateway } from '../src/sms/sandbox-gateway.js'
 import { TransientGatewayError, type SmsGateway } from '../src/sms/gateway.js'
-import { sendSms } from '../src/sms/send-sms.js'
+import { defaultSender, sendSms } from '../src/sms/send-sms.js'
 import { sweepSubmissions } from '../src/sms/submit-sms.js'
 import { applyDueCarrierEvents } from '../src/sms/carrier-events.js'
 import { recordCarrierStatus } from '../src/sms/record-status.js'
@@ -108,6 +108,36 @@ describe.each(targets)('SMS submission outbox on $name', (target) => {
       ['two', 'NOCREDT', 0n],
     ])
     expect(await history((paid as PromiseFulfilledResult<{ id: string }>).value.id)).toEqual(['PENDING', 'SENT'])
+  })
+
+  it("charges one account's sends of one turn together when its balance covers them, else one by one as far as it goes", async () => {
+    control.mode = 'accept'
+    const rich = await funded()
+    const short = await funded()
+    await kit.db.account.update({ where: { id: short.account.id }, data: { creditBalance: 20_000n } })
+    const texts = ['rich one', 'rich two', 'rich three', 'short one', 'short two', 'short three']
+    const sent = await Promise.all(
+      texts.map((message) => sendSms(kit.deps, (message.startsWith('rich') ? rich : short).account.id, { to: '+254712345678', message })),
+    )
+    expect(sent.map((s) => s.status)).toEqual(['SENT', 'SENT', 'SENT', 'SENT', 'SENT', 'NOCREDT'])
+    expect(await balance(rich)).toBe(70_000n)
+    expect(await balance(short)).toBe(0n)
+    const written = await kit.db.message.findMany({ where: { text: { in: texts } }, select: { text: true, creditsDeducted: true } })
+    expect(new Map(written.map((m) => [m.text, m.creditsDeducted]))).toEqual(
+      new Map(texts.map((text) => [text, text === 'short three' ? 0n : 10_000n])),
+    )
+  })
+
+  it("signs a send without a sender with its account's name, as defaultSender makes it, alone and in a group", async () => {
+    control.mode = 'accept'
+    for (const name of ['Ünïcode & Sons — Ltd. 2026', '  ¡¿!!  ', 'a  b.c  d  e  f  g', 'Plain']) {
+      const s = await funded()
+      await kit.db.account.update({ where: { id: s.account.id }, data: { name } })
+      const alone = await sendSms(kit.deps, s.account.id, { to: '+254712345678', message: 'alone' })
+      const group = await Promise.all([1, 2].map(() => sendSms(kit.deps, s.account.id, { to: '+254712345678', message: 'group' })))
+      const written = await kit.db.message.findMany({ where: { id: { in: [alone.id, ...group.map((g) => g.id)] } } })
+      expect(written.map((m) => m.sender)).toEqual([defaultSender(name), defaultSender(name), defaultSender(name)])
+    }
   })
 
   it('refunds a refusal at once: FAILED, credits back, submission refunded', async () => {

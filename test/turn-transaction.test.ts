@@ -6,8 +6,9 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
-import { turnTransaction } from '../src/db/turn-transaction.js'
+import { turnStatement, turnTransaction } from '../src/db/turn-transaction.js'
 import type { DirectStatement } from '../src/db/client.js'
+import { Prisma } from '../src/generated/sqlite/client.js'
 
 describe.each(targets)('transactions of a turn on $name', (target) => {
   const kit = useKit(target)
@@ -63,6 +64,30 @@ describe.each(targets)('transactions of a turn on $name', (target) => {
     })
     // Once in the batch that was rolled back, once alone.
     expect([runs.get(kept), runs.get(taken), runs.get(other)]).toEqual([2, 2, 1])
+    expect(await kit.db.listTotal.count({ where: { listId: { in: [kept, taken, other] } } })).toBe(3)
+  })
+
+  /** The rows of one batch in one INSERT (turnStatement's maker: the same function each time). */
+  const insertMany = (ids: string[]) => Prisma.sql`
+    INSERT INTO "ListTotal" ("listId", "total") VALUES ${Prisma.join(ids.map((id) => Prisma.sql`(${id}, ${3})`))} RETURNING "listId"`
+  const inserts = () => kit.statements.filter((q) => q.includes('INSERT INTO "ListTotal"')).length
+
+  it('writes the items given in one turn in one statement, committed when each resolves', async () => {
+    const ids = Array.from({ length: 5 }, () => randomUUID())
+    kit.statements.length = 0
+    await Promise.all(ids.map((id) => turnStatement(kit.deps.directTransaction, insertMany, id)))
+    expect(inserts()).toBe(1)
+    for (const id of ids) expect(await stored(id)).toBe(3)
+  })
+
+  it('writes each item again alone when the merged statement fails: only its caller sees the error', async () => {
+    const [kept, taken, other] = [randomUUID(), randomUUID(), randomUUID()]
+    await kit.deps.directTransaction((run) => run(insert(taken)))
+    const results = await Promise.allSettled([kept, taken, other].map((id) => turnStatement(kit.deps.directTransaction, insertMany, id)))
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({
+      code: target.name === 'sqlite' ? 'SQLITE_CONSTRAINT_PRIMARYKEY' : '23505',
+    })
     expect(await kit.db.listTotal.count({ where: { listId: { in: [kept, taken, other] } } })).toBe(3)
   })
 })

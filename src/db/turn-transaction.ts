@@ -1,4 +1,4 @@
-import type { DirectStatement, DirectTransaction } from './client.js'
+import type { DirectQuery, DirectStatement, DirectTransaction } from './client.js'
 
 /** Bodies in one transaction at most: a batch holds SQLite's one connection for a few milliseconds at most. */
 const MAX_BATCH = 100
@@ -82,4 +82,57 @@ async function runBatch(directTransaction: DirectTransaction, batch: Queued[]) {
     return
   }
   batch.forEach((queued, i) => queued.resolve(results[i]))
+}
+
+/** Items in one merged statement at most (a multi-row statement's values stay far below both databases' limits). */
+const MAX_MERGED = 100
+
+/** The items of one merged statement still open for more, by the database's transaction and the statement's maker. */
+const mergingOf = new WeakMap<DirectTransaction, Map<unknown, Merged<never>>>()
+
+interface Merged<I> {
+  items: I[]
+  settles: { resolve(): void; reject(error: unknown): void }[]
+}
+
+/**
+ * Writes `item` with the other items of the same `statement` maker given before the batch runs,
+ * in one statement (`statement(items)`, a multi-row INSERT or UPDATE) of a turnTransaction body:
+ * where each item's body was one round trip of the batch, the items of a batch are one.
+ * Resolves once that batch committed. When the merged statement fails, each item is written again
+ * in a statement of its own (`statement([item])`), so only the caller whose item failed sees an
+ * error, as with turnTransaction's bodies.
+ */
+export function turnStatement<I>(directTransaction: DirectTransaction, statement: (items: I[]) => DirectQuery, item: I): Promise<void> {
+  let open = mergingOf.get(directTransaction)
+  if (!open) {
+    open = new Map()
+    mergingOf.set(directTransaction, open)
+  }
+  const byMaker = open
+  let merged = byMaker.get(statement) as Merged<I> | undefined
+  if (!merged) {
+    const started: Merged<I> = { items: [], settles: [] }
+    merged = started
+    byMaker.set(statement, started as Merged<never>)
+    turnTransaction(directTransaction, async (run) => {
+      // Closed once its batch runs (a body may run twice: the same items then).
+      if (byMaker.get(statement) === (started as Merged<never>)) byMaker.delete(statement)
+      await run(statement(started.items))
+    }).then(
+      () => started.settles.forEach((s) => s.resolve()),
+      (error: unknown) => {
+        if (started.items.length === 1) return started.settles[0]!.reject(error)
+        started.items.forEach((one, i) =>
+          turnTransaction(directTransaction, (run) => run(statement([one]))).then(started.settles[i]!.resolve, started.settles[i]!.reject),
+        )
+      },
+    )
+  }
+  const target = merged
+  if (target.items.length + 1 >= MAX_MERGED && byMaker.get(statement) === (target as Merged<never>)) byMaker.delete(statement)
+  return new Promise<void>((resolve, reject) => {
+    target.items.push(item)
+    target.settles.push({ resolve, reject })
+  })
 }

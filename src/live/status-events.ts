@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js'
+import { Prisma } from '../generated/sqlite/client.js'
 import { publishQuietly, TOPIC, type StatusEvent } from './topics.js'
 
 /**
@@ -13,6 +14,60 @@ export function statusChanges(): StatusEvent[] {
   return []
 }
 
-export async function publishStatusChanges(deps: Partial<Pick<Deps, 'events' | 'logger'>>, changes: StatusEvent[]): Promise<void> {
-  for (const change of changes.splice(0)) await publishQuietly(deps, TOPIC.smsStatus, change)
+type PublishDeps = Partial<Pick<Deps, 'events' | 'logger' | 'directRead'>>
+
+export async function publishStatusChanges(deps: PublishDeps, changes: StatusEvent[]): Promise<void> {
+  const events = changes.splice(0)
+  if (!events.length) return
+  if (deps.events?.notification && deps.directRead) return notifyInTurn(deps, events)
+  for (const change of events) await publishQuietly(deps, TOPIC.smsStatus, change)
+}
+
+interface Notifying {
+  events: StatusEvent[]
+  done: Promise<void>
+}
+/** The changes published in this event-loop turn, by bus: one statement at the next `setImmediate`. */
+const notifyingOf = new WeakMap<object, Notifying>()
+
+/**
+ * PostgreSQL: the changes published in one event-loop turn (the SENT and receipts of one batch)
+ * as one direct statement of pg_notify calls (EventBus.notification), delivered here once it ran,
+ * where each change was a publish of its own through Prisma's runtime: a round trip and its CPU
+ * each (docs/sms.md "Speed"). At most once as before: a failed statement is logged, not retried.
+ */
+function notifyInTurn(deps: PublishDeps, events: StatusEvent[]): Promise<void> {
+  const bus = deps.events!
+  let notifying = notifyingOf.get(bus)
+  if (!notifying) {
+    const started: Notifying = { events: [], done: Promise.resolve() }
+    notifying = started
+    notifyingOf.set(bus, started)
+    started.done = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        if (notifyingOf.get(bus) === started) notifyingOf.delete(bus)
+        void notifyNow(deps, started.events).finally(resolve)
+      }),
+    )
+  }
+  notifying.events.push(...events)
+  return notifying.done
+}
+
+async function notifyNow(deps: PublishDeps, events: StatusEvent[]) {
+  const bus = deps.events!
+  try {
+    const notifications = events.map((event) => bus.notification!(TOPIC.smsStatus, event))
+    const rows = await deps.directRead!(Prisma.sql`
+      SELECT pg_notify(n."channel", n."text")::text AS "sent"
+      FROM (VALUES ${Prisma.join(notifications.map((n) => Prisma.sql`(${n.channel}, ${n.text})`))}) AS n("channel", "text")`)
+    if (!rows) {
+      // Traces on (directRead declines): through the bus's own publish.
+      for (const event of events) await publishQuietly(deps, TOPIC.smsStatus, event)
+      return
+    }
+    for (const n of notifications) n.deliverLocally()
+  } catch (error) {
+    deps.logger?.warn({ err: error, topic: TOPIC.smsStatus }, 'live event not published')
+  }
 }

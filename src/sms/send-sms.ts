@@ -140,11 +140,12 @@ interface Written {
   changes: StatusEvent[]
 }
 
-type WriteDeps = Pick<Deps, 'dbKind' | 'directTransaction'>
+type WriteDeps = Pick<Deps, 'dbKind' | 'directTransaction'> & Partial<Pick<Deps, 'directRead'>>
 
 /**
- * Writes sends in one transaction of raw statements (src/sms/sql.ts): each one's charge (one
- * conditional UPDATE answering the price it charged at; the account is read only when it failed),
+ * Writes sends in one transaction of raw statements (src/sms/sql.ts): the charge (one conditional
+ * UPDATE answering the price it charged at, for all of an account's sends when its balance covers
+ * them, else for each; the account is read only when it failed),
  * then the messages, their PENDING history rows and the paid ones' submissions, each in one
  * multi-row INSERT. A charge and its message commit together.
  */
@@ -155,19 +156,43 @@ async function writeSends(tx: SqlTx, sends: NewSend[]): Promise<Written[]> {
   const order = sends
     .map((_, i) => i)
     .sort((a, b) => (sends[a]!.accountId < sends[b]!.accountId ? -1 : sends[a]!.accountId > sends[b]!.accountId ? 1 : a - b))
-  for (const i of order) {
-    const send = sends[i]!
-    const pages = Prisma.sql`CAST(${send.pages} AS INTEGER)`
-    const [charged] = await run(Prisma.sql`
-      UPDATE "Account" SET "creditBalance" = "creditBalance" - "pricePerPage" * ${pages}
-      WHERE "id" = ${send.accountId} AND "creditBalance" >= "pricePerPage" * ${pages}
+  // An account's several sends in one charge when its balance covers them all (the usual case):
+  // each of them, charged one after the other, would have been paid too. Else one by one.
+  const byAccount = new Map<string, number[]>()
+  for (const i of order) byAccount.set(sends[i]!.accountId, [...(byAccount.get(sends[i]!.accountId) ?? []), i])
+  const charge = (accountId: string, pages: number) => {
+    const times = Prisma.sql`CAST(${pages} AS INTEGER)`
+    return run(Prisma.sql`
+      UPDATE "Account" SET "creditBalance" = "creditBalance" - "pricePerPage" * ${times}
+      WHERE "id" = ${accountId} AND "creditBalance" >= "pricePerPage" * ${times}
       RETURNING "pricePerPage", "name"`)
-    const account = charged ?? (await run(Prisma.sql`SELECT "pricePerPage", "name" FROM "Account" WHERE "id" = ${send.accountId}`))[0]
-    if (!account) throw notFound('Account')
-    charges[i] = {
-      paid: charged !== undefined,
-      pricePerPage: bigOf(account.pricePerPage),
-      sender: send.sender || defaultSender(account.name as string),
+  }
+  for (const [accountId, indexes] of byAccount) {
+    if (indexes.length > 1) {
+      const [charged] = await charge(
+        accountId,
+        indexes.reduce((sum, i) => sum + sends[i]!.pages, 0),
+      )
+      if (charged) {
+        for (const i of indexes)
+          charges[i] = {
+            paid: true,
+            pricePerPage: bigOf(charged.pricePerPage),
+            sender: sends[i]!.sender || defaultSender(charged.name as string),
+          }
+        continue
+      }
+    }
+    for (const i of indexes) {
+      const send = sends[i]!
+      const [charged] = await charge(accountId, send.pages)
+      const account = charged ?? (await run(Prisma.sql`SELECT "pricePerPage", "name" FROM "Account" WHERE "id" = ${accountId}`))[0]
+      if (!account) throw notFound('Account')
+      charges[i] = {
+        paid: charged !== undefined,
+        pricePerPage: bigOf(account.pricePerPage),
+        sender: send.sender || defaultSender(account.name as string),
+      }
     }
   }
   const updatedAt = timeOf(tx, new Date())
@@ -213,7 +238,69 @@ async function writeSends(tx: SqlTx, sends: NewSend[]): Promise<Written[]> {
 }
 
 const writeAlone = async (deps: WriteDeps, send: NewSend) =>
-  (await deps.directTransaction((run) => writeSends({ run, kind: deps.dbKind }, [send])))[0]!
+  (await writeAtOnce(deps, [send]))?.[0] ?? (await deps.directTransaction((run) => writeSends({ run, kind: deps.dbKind }, [send])))[0]!
+
+/**
+ * PostgreSQL: sends of one account written in one statement, atomic on its own (data-modifying
+ * WITH queries; no BEGIN and COMMIT), where the transaction of writeSends is six round trips: the
+ * charge of them all, then the messages, their PENDING history rows and their submissions, each
+ * inserted only from the charge's row. The sender of a send without one is the account's name as
+ * defaultSender makes it. null (nothing written) when it does not apply (SQLite, sends of several
+ * accounts, traces on: Database.directRead declines) or when the balance does not cover them all:
+ * writeSends then charges them one by one.
+ */
+async function writeAtOnce(deps: WriteDeps, sends: NewSend[]): Promise<Written[] | null> {
+  const accountId = sends[0]!.accountId
+  if (deps.dbKind !== 'postgresql' || !deps.directRead || sends.some((send) => send.accountId !== accountId)) return null
+  const tx = { kind: deps.dbKind }
+  const pages = Prisma.sql`CAST(${sends.reduce((sum, send) => sum + send.pages, 0)} AS INTEGER)`
+  const time = (date: Date) => Prisma.sql`CAST(${timeOf(tx, date)} AS TIMESTAMP(3))`
+  const rows = await deps.directRead(Prisma.sql`
+    WITH "charged" AS (
+      UPDATE "Account" SET "creditBalance" = "creditBalance" - "pricePerPage" * ${pages}
+      WHERE "id" = ${accountId} AND "creditBalance" >= "pricePerPage" * ${pages}
+      RETURNING "pricePerPage",
+        COALESCE(NULLIF(LEFT(BTRIM(REGEXP_REPLACE("name", '[^A-Za-z0-9 ]', '', 'g'), ' '), 11), ''), 'SMS') AS "defaultSender"
+    ), "sends" ("id", "mobile", "sender", "text", "encoding", "pages", "sandbox", "gateway", "key", "at", "deadlineAt", "token",
+      "leaseUntil", "historyId") AS (
+      VALUES ${Prisma.join(
+        sends.map(
+          (send) => Prisma.sql`(${send.id}, ${send.to}, ${send.sender || null}, ${send.text}, ${send.encoding},
+            CAST(${send.pages} AS INTEGER), ${flag(send.sandbox)}, ${send.gateway}, ${send.key}, ${time(send.now)},
+            ${time(send.deadlineAt)}, ${send.token}, ${time(send.leaseUntil)}, ${timeOrderedId()})`,
+        ),
+      )}
+    ), "messages" AS (
+      INSERT INTO "Message" ("id", "accountId", "mobile", "sender", "text", "encoding", "pages", "costPerPage", "creditsDeducted",
+        "sandbox", "gateway", "status", "broadcastAt", "idempotencyKey", "createdAt", "updatedAt")
+      SELECT s."id", ${accountId}, s."mobile", COALESCE(s."sender", c."defaultSender"), s."text", s."encoding", s."pages",
+        c."pricePerPage", c."pricePerPage" * s."pages", s."sandbox", s."gateway", 'PENDING', s."at", s."key", s."at",
+        ${time(new Date())}
+      FROM "sends" s CROSS JOIN "charged" c
+      RETURNING "id", "sender"
+    ), "history" AS (
+      INSERT INTO "MessageStatusUpdate" ("id", "messageId", "status", "createdAt")
+      SELECT s."historyId", s."id", 'PENDING', s."at" FROM "sends" s CROSS JOIN "charged"
+    ), "submissions" AS (
+      INSERT INTO "SmsSubmission" ("messageId", "accountId", "nextAttemptAt", "deadlineAt", "leaseOwner", "leaseUntil", "createdAt")
+      SELECT s."id", ${accountId}, s."at", s."deadlineAt", s."token", s."leaseUntil", s."at" FROM "sends" s CROSS JOIN "charged"
+    )
+    SELECT "id", "sender" FROM "messages"`)
+  if (!rows?.length) return null
+  const senders = new Map(rows.map((row) => [row.id as string, row.sender as string]))
+  return sends.map((send) => ({
+    paid: true,
+    changes: statusChanges(),
+    message: {
+      mobile: send.to,
+      sender: senders.get(send.id)!,
+      text: send.text,
+      encoding: send.encoding,
+      pages: send.pages,
+      submission: { attempts: 0 },
+    },
+  }))
+}
 
 /** Sends in one group at most (a multi-row INSERT's values stay far below both databases' limits). */
 const MAX_GROUP = 100
@@ -251,12 +338,17 @@ function writeGrouped(deps: WriteDeps, send: NewSend): Promise<Written> {
 
 async function writeGroup(deps: WriteDeps, group: Waiting[]) {
   try {
-    const written = await deps.directTransaction((run) =>
-      writeSends(
-        { run, kind: deps.dbKind },
+    const written =
+      (await writeAtOnce(
+        deps,
         group.map((w) => w.send),
-      ),
-    )
+      )) ??
+      (await deps.directTransaction((run) =>
+        writeSends(
+          { run, kind: deps.dbKind },
+          group.map((w) => w.send),
+        ),
+      ))
     group.forEach((w, i) => w.resolve(written[i]!))
   } catch (error) {
     if (group.length === 1) return group[0]!.reject(error)

@@ -3,7 +3,7 @@ import { Prisma } from '../generated/sqlite/client.js'
 import { notFound } from '../core/errors.js'
 import { bigOf, moneyParam, timeOf } from './sql.js'
 import { TransientGatewayError } from './gateway.js'
-import { applyStatusChange } from './record-status.js'
+import { applyStatusChange, applyStatusChangeAfter } from './record-status.js'
 import { mapCarrierStatus } from './delivery-status.js'
 import { publishStatusChanges, statusChanges } from '../live/status-events.js'
 import { turnTransaction } from '../db/turn-transaction.js'
@@ -93,26 +93,27 @@ export async function submitHeld(
     return (await refundSubmission(deps, messageId, { token, code: 'SUBMIT', reason })) ? 'FAILED' : 'LOST'
   }
   // Raw statements (SqlTx): the submission's close, then the message's SENT with its gateway id,
-  // history and webhooks (one UPDATE of the message carries both). In one transaction with the
+  // history and webhooks (one UPDATE of the message carries both); on PostgreSQL one statement. In one transaction with the
   // other records of this turn (turnTransaction): the SENT of the messages whose answers one read
   // of the SMSC's socket brought are one commit.
   const { outcome, changes } = await turnTransaction(deps.directTransaction, async (run) => {
     const events = statusChanges()
     const tx = { run, kind: deps.dbKind }
     const now = deps.clock.now()
-    const closed = await run(Prisma.sql`
+    const close = Prisma.sql`
       UPDATE "SmsSubmission"
       SET "state" = 'submitted', "attempts" = "attempts" + 1, "finishedAt" = ${timeOf(tx, now)}, "leaseUntil" = NULL, "lastError" = NULL
       WHERE "messageId" = ${messageId} AND "state" = 'pending' AND "leaseOwner" = ${token}
-      RETURNING "messageId"`)
-    if (!closed.length) return { outcome: 'LOST' as const, changes: events }
+      RETURNING "messageId"`
     // Ignored when the carrier's final report was applied first (resubmission after a crash); the gateway id is written either way.
-    await applyStatusChange(
+    const sent = await applyStatusChangeAfter(
       tx,
+      close,
       messageId,
       { status: 'SENT', mccmnc: accepted.mccmnc, gatewayMessageId: accepted.gatewayMessageId, at: now },
       events,
     )
+    if (sent === null) return { outcome: 'LOST' as const, changes: events }
     if (accepted.finalReport) {
       const { status, errorCode } = accepted.finalReport
       await applyStatusChange(

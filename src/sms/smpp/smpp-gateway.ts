@@ -15,7 +15,7 @@ import { receiveSmppText, type InboundText } from './smpp-inbound.js'
 import { parseSmppUrl } from './smpp-url.js'
 import { Prisma } from '../../generated/sqlite/client.js'
 import { statementOf, timeOf } from '../sql.js'
-import { turnTransaction } from '../../db/turn-transaction.js'
+import { turnStatement, turnTransaction } from '../../db/turn-transaction.js'
 
 const ESME_RMSGQFUL = 0x14
 const ESME_RTHROTTLED = 0x58
@@ -28,6 +28,37 @@ const THROTTLE_RETRIES = 4
 const MATCH_CHUNK = 200
 const ESM_UDHI = 0x40
 const ESM_RECEIPT_TYPES = new Set([0x04, 0x08, 0x10, 0x20])
+
+/** A part's row, written right before its submit_sm. */
+interface PartRow {
+  messageId: string
+  part: number
+  parts: number
+  createdAt: string
+}
+/** The part rows of one turn's batch (turnStatement): one INSERT. */
+const insertParts = (rows: PartRow[]) => Prisma.sql`
+  INSERT INTO "SmppPart" ("messageId", "part", "parts", "createdAt")
+  VALUES ${Prisma.join(rows.map((r) => Prisma.sql`(${r.messageId}, ${r.part}, ${r.parts}, ${r.createdAt})`))}
+  RETURNING "part"`
+
+/** An accepted part's answer: the SMSC's id of the part. */
+interface PartAnswer {
+  messageId: string
+  part: number
+  id: string
+}
+/** The answers of one turn's batch (turnStatement), of any messages: one UPDATE. */
+const recordAnswers = (answers: PartAnswer[]) => Prisma.sql`
+  UPDATE "SmppPart" SET "smscMessageId" = CASE ${Prisma.join(
+    answers.map((a) => Prisma.sql`WHEN "messageId" = ${a.messageId} AND "part" = ${a.part} THEN ${a.id}`),
+    ' ',
+  )} END
+  WHERE ${Prisma.join(
+    answers.map((a) => Prisma.sql`("messageId" = ${a.messageId} AND "part" = ${a.part})`),
+    ' OR ',
+  )}
+  RETURNING "part"`
 
 export interface SmppGatewayOptions {
   url: string
@@ -295,12 +326,10 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
               part,
               ref,
               async () => {
-                await record((write) =>
-                  write(Prisma.sql`
-                    INSERT INTO "SmppPart" ("messageId", "part", "parts", "createdAt")
-                    VALUES (${message.id}, ${part}, ${texts.length}, ${createdAt})
-                    RETURNING "part"`),
-                )
+                const row = { messageId: message.id, part, parts: texts.length, createdAt }
+                // The rows of the parts the window lets go in one turn, of any messages, in one INSERT.
+                if (directTransaction) await turnStatement(directTransaction, insertParts, row)
+                else await run(insertParts([row]))
                 written.add(part)
               },
               onAnswer,
@@ -314,7 +343,12 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
           .filter((r) => (r.kind === 'unsent' || r.kind === 'retry' || r.kind === 'refused') && written.has(r.part))
           .map((r) => r.part)
         try {
-          if (accepted.length || notTaken.length)
+          // The usual case: the answers of the messages of one turn in one UPDATE.
+          if (directTransaction && accepted.length && !notTaken.length)
+            await Promise.all(
+              accepted.map((r) => turnStatement(directTransaction, recordAnswers, { messageId: message.id, part: r.part, id: r.id })),
+            )
+          else if (accepted.length || notTaken.length)
             await record(async (write) => {
               // One UPDATE for the accepted parts' ids.
               if (accepted.length)

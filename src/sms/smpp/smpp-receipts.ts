@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.js'
 import { CARRIER_STATUS_MAP, isFinal, type DeliveryStatus } from '../delivery-status.js'
 import { randomUUID } from 'node:crypto'
 import { Prisma } from '../../generated/sqlite/client.js'
-import { applyStatusChange, carrierChange, recordStatusChange, type CarrierReport } from '../record-status.js'
+import { applyReceiptAtOnce, applyStatusChange, carrierChange, recordStatusChange, type CarrierReport } from '../record-status.js'
 import { publishStatusChanges, statusChanges } from '../../live/status-events.js'
 import { dateOf, statementOf, timeOf, type SqlTx } from '../sql.js'
 import { otherSpellings, type SmppReceipt } from './receipt.js'
@@ -41,12 +41,12 @@ export async function purgeUnmatchedReceipts(
   return count
 }
 
-/** The part's UPDATE for a receipt, by the SMSC's ids given; answers the parts it changed. */
-const updateParts = (tx: SqlTx, ids: string[], receipt: SmppReceipt, doneAt: Date) =>
-  tx.run(Prisma.sql`
-    UPDATE "SmppPart" SET "carrierStatus" = ${receipt.stat}, "errorCode" = ${receipt.errorCode}, "doneAt" = ${timeOf(tx, doneAt)}
-    WHERE "smscMessageId" IN (${Prisma.join(ids)})
-    RETURNING "messageId", "part", "parts"`)
+/** The part's UPDATE for a receipt, by the SMSC's ids given, answering the parts it changed. */
+const partsUpdate = (tx: Pick<SqlTx, 'kind'>, ids: string[], receipt: SmppReceipt, doneAt: Date) => Prisma.sql`
+  UPDATE "SmppPart" SET "carrierStatus" = ${receipt.stat}, "errorCode" = ${receipt.errorCode}, "doneAt" = ${timeOf(tx, doneAt)}
+  WHERE "smscMessageId" IN (${Prisma.join(ids)})
+  RETURNING "messageId", "part", "parts"`
+const updateParts = (tx: SqlTx, ids: string[], receipt: SmppReceipt, doneAt: Date) => tx.run(partsUpdate(tx, ids, receipt, doneAt))
 
 /**
  * Applies one delivery receipt. The part is found by the SMSC's message id on any instance (the id
@@ -69,11 +69,18 @@ export async function applyReceipt(deps: ReceiptDeps, receipt: SmppReceipt): Pro
   const { parts, changes } = await turnTransaction(deps.directTransaction, async (run) => {
     const tx = { run, kind: deps.dbKind }
     const events = statusChanges()
-    let found = await updateParts(tx, [receipt.smscMessageId], receipt, partDoneAt)
+    // On PostgreSQL the part's UPDATE and its message's change (of a message of one part) are one statement.
+    const first =
+      tx.kind === 'postgresql'
+        ? await applyReceiptAtOnce(tx, partsUpdate(tx, [receipt.smscMessageId], receipt, partDoneAt), single, events)
+        : { found: await updateParts(tx, [receipt.smscMessageId], receipt, partDoneAt), changed: null }
+    let found = first.found
     // The same number in the other base (a hex submit_sm_resp id, a decimal receipt id, or the reverse).
     const others = found.length ? [] : otherSpellings(receipt.smscMessageId)
     if (others.length) found = await updateParts(tx, others, receipt, partDoneAt)
-    for (const part of found) if (Number(part.parts) === 1) await applyStatusChange(tx, part.messageId as string, single, events)
+    for (const part of found)
+      if (Number(part.parts) === 1 && part.messageId !== first.changed)
+        await applyStatusChange(tx, part.messageId as string, single, events)
     return { parts: found, changes: events }
   })
   await publishStatusChanges(deps, changes)
