@@ -58,7 +58,16 @@ export function createListener(
   app: App,
   { clock, logger }: Pick<Deps, 'clock' | 'logger'>,
   metrics?: Pick<Metrics, 'observeReplay'>,
-  { workerId, drain }: { workerId?: string; drain?: Drain } = {},
+  {
+    workerId,
+    drain,
+    afterLargeBody,
+  }: {
+    workerId?: string
+    drain?: Drain
+    /** Sees every request app.fetch answers, to collect the heap after large bodies (large-body-collection.ts). */
+    afterLargeBody?: (req: IncomingMessage, res: ServerResponse) => void
+  } = {},
 ) {
   const adapter = createServerAdapter(app.fetch)
   // In a cluster every answer names its worker (docs/operations.md "Several workers on one host").
@@ -111,6 +120,7 @@ export function createListener(
       }
     }
     drain?.track(res)
+    afterLargeBody?.(req, res)
     if (workerId) res.setHeader('X-Worker', workerId)
     void adapter(req, res)
   }

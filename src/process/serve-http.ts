@@ -13,6 +13,7 @@ import { connectionsPerAddress, shareConnections } from './connection-share.js'
 import { createMetrics } from '../metrics/create-metrics.js'
 import { describeListenError, describeStartupError } from './startup-errors.js'
 import { RUN_WORKER_LOOP } from './cluster.js'
+import { largeBodyCollection } from './large-body-collection.js'
 import type { Tracing } from '../core/tracing.js'
 import { listeningBaseUrl, recordPublicBaseUrl } from '../db/public-base-url.js'
 import type { Plugin } from 'graphql-yoga'
@@ -82,7 +83,9 @@ export async function serveHttp(
   server.maxConnections = env.HTTP_MAX_CONNECTIONS
   if (!env.TRUST_PROXY) shareConnections(server, connectionsPerAddress(env), logger)
   const drain = createDrain(server)
-  server.on('request', createListener(app, deps, metrics, { workerId, drain }))
+  // On SQLite, a full collection after each answer to a large body (src/process/large-body-collection.ts).
+  const afterLargeBody = deps.dbKind === 'sqlite' ? largeBodyCollection() : undefined
+  server.on('request', createListener(app, deps, metrics, { workerId, drain, afterLargeBody }))
   // GraphQL over WebSocket shares the port: upgrades of /graphql (src/graphql/websocket.ts).
   const sockets = app.attachWebSocket(server)
   server.once('error', (error) => exitAtStart(error, describeListenError(error, env.HOST, env.PORT)))
