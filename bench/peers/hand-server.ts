@@ -80,6 +80,11 @@ const upsertSql = (rows: number, param: (i: number) => string) => {
     `ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${UPDATE_COLUMNS.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')} RETURNING "id", "mobile"`
   )
 }
+/** PostgreSQL: every row in one statement, one array a column. */
+const UNNEST_UPSERT =
+  `INSERT INTO "Contact" (${CONTACT_COLUMNS.map(q).join(', ')}) ` +
+  `SELECT * FROM unnest(${CONTACT_COLUMNS.map((c, i) => `$${i + 1}::${c === 'createdAt' || c === 'updatedAt' ? 'timestamp(3)' : 'text'}[]`).join(', ')}) ` +
+  `ON CONFLICT ("accountId", "mobile") DO UPDATE SET ${UPDATE_COLUMNS.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`
 const membershipSql = (rows: number, param: (i: number) => string) =>
   `INSERT INTO "Membership" ("groupId", "contactId", "createdAt") VALUES ${Array.from({ length: rows }, (_, r) => `(${param(r * 3 + 1)}, ${param(r * 3 + 2)}, ${param(r * 3 + 3)})`).join(', ')} ON CONFLICT DO NOTHING`
 
@@ -146,7 +151,6 @@ function sqliteStore(file: string): Store {
 function postgresStore(connectionString: string, schema: string): Store {
   // The service's pool size (src/db/client.ts).
   const pool = new pg.Pool({ connectionString, max: 10, options: `-c search_path="${schema.replace(/"/g, '""')}"` })
-  const $ = (i: number) => `$${i}`
   return {
     async keyOf(prefix) {
       const { rows } = await pool.query({
@@ -181,21 +185,26 @@ function postgresStore(connectionString: string, schema: string): Store {
         }
         // timestamp(3) without time zone holds UTC, as Prisma writes it.
         const now = new Date().toISOString().slice(0, 23)
+        // As the shared harness's fastify + pg peer writes them (../shared/bench-peers,
+        // baseline-server.mjs): one read, then one statement for all the contacts and one for all
+        // the memberships, whatever the count, the rows as one array a column (unnest).
         const mobiles = [...contacts.keys()]
-        for (let i = 0; i < mobiles.length; i += CHUNK) {
-          const chunk = mobiles.slice(i, i + CHUNK)
-          const existing = await client.query<Row>(`SELECT * FROM "Contact" WHERE "accountId" = $1 AND "mobile" = ANY($2)`, [
-            accountId,
-            chunk,
-          ])
-          const byMobile = new Map(existing.rows.map((r) => [r.mobile, r]))
-          const values = chunk.flatMap((m) => mergedRow(accountId, m, contacts.get(m)!, byMobile.get(m), now))
-          const written = await client.query<{ id: string }>(upsertSql(chunk.length, $), values)
-          await client.query(
-            membershipSql(written.rows.length, $),
-            written.rows.flatMap((w) => [groupId, w.id, now]),
-          )
-        }
+        const existing = await client.query<Row>(`SELECT * FROM "Contact" WHERE "accountId" = $1 AND "mobile" = ANY($2::text[])`, [
+          accountId,
+          mobiles,
+        ])
+        const byMobile = new Map(existing.rows.map((r) => [r.mobile, r]))
+        const rows = mobiles.map((m) => mergedRow(accountId, m, contacts.get(m)!, byMobile.get(m), now))
+        await client.query({
+          name: 'upsert',
+          text: UNNEST_UPSERT,
+          values: CONTACT_COLUMNS.map((_, c) => rows.map((row) => row[c])),
+        })
+        await client.query({
+          name: 'enlist',
+          text: `INSERT INTO "Membership" ("groupId", "contactId", "createdAt") SELECT $1, unnest($2::text[]), $3 ON CONFLICT DO NOTHING`,
+          values: [groupId, rows.map((row) => row[0]), now],
+        })
         await client.query('COMMIT')
         return true
       } catch (error) {
