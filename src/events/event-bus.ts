@@ -1,4 +1,5 @@
 import type { PubSubEventTarget } from 'graphql-yoga'
+import { Prisma } from '../generated/sqlite/client.js'
 
 /** Raised locally (never sent) when events from other instances may have been missed: caches flush. */
 export const RESYNC = 'resync'
@@ -36,4 +37,13 @@ export interface EventBus {
   // oxlint-disable-next-line typescript/no-explicit-any
   readonly eventTarget: PubSubEventTarget<any>
   close(): Promise<void>
+}
+
+/**
+ * A SELECT that sends these notifications (EventBus.notification), one row a notification, for a
+ * statement of the caller's (alone, or after its data-modifying WITH queries).
+ */
+export function notifySelect(notifications: readonly { channel: string; text: string }[]): Prisma.Sql {
+  return Prisma.sql`SELECT pg_notify(n."channel", n."text")::text AS "sent"
+    FROM (VALUES ${Prisma.join(notifications.map((n) => Prisma.sql`(${n.channel}, ${n.text})`))}) AS n("channel", "text")`
 }

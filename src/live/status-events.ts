@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.js'
-import { Prisma } from '../generated/sqlite/client.js'
+import { notifySelect } from '../events/event-bus.js'
 import { publishQuietly, TOPIC, type StatusEvent } from './topics.js'
 
 /**
@@ -58,9 +58,7 @@ async function notifyNow(deps: PublishDeps, events: StatusEvent[]) {
   const bus = deps.events!
   try {
     const notifications = events.map((event) => bus.notification!(TOPIC.smsStatus, event))
-    const rows = await deps.directRead!(Prisma.sql`
-      SELECT pg_notify(n."channel", n."text")::text AS "sent"
-      FROM (VALUES ${Prisma.join(notifications.map((n) => Prisma.sql`(${n.channel}, ${n.text})`))}) AS n("channel", "text")`)
+    const rows = await deps.directRead!(notifySelect(notifications))
     if (!rows) {
       // Traces on (directRead declines): through the bus's own publish.
       for (const event of events) await publishQuietly(deps, TOPIC.smsStatus, event)

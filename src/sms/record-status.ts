@@ -22,8 +22,12 @@ export interface StatusChange {
   at: Date
 }
 
-/** The message as applyStatusChange reads it: the report's fields, the submission's state, the account's endpoints. */
-const currentOf = (kind: SqlTx['kind'], messageId: string) => Prisma.sql`
+/**
+ * The message as applyStatusChange reads it on SQLite (one writer at a time, so no lock): the
+ * report's fields, the submission's state, the account's endpoints. PostgreSQL reads and locks it
+ * in the change's one statement (applyAtOnce).
+ */
+const currentOf = (messageId: string) => Prisma.sql`
   SELECT m."accountId", m."mobile", m."sender", m."status", m."broadcastAt", m."pages", m."costPerPage",
     m."creditsDeducted", m."mccmnc", m."done", m."doneAt", m."sandbox", s."state" AS "submissionState",
     a."timezone", e."id" AS "endpointId", e."eventTypes", e."payloadFormat"
@@ -32,14 +36,15 @@ const currentOf = (kind: SqlTx['kind'], messageId: string) => Prisma.sql`
   LEFT JOIN "SmsSubmission" s ON s."messageId" = m."id"
   LEFT JOIN "WebhookEndpoint" e ON e."accountId" = m."accountId" AND e."disabledAt" IS NULL
   WHERE m."id" = ${messageId}
-  ORDER BY e."createdAt", e."id"${kind === 'postgresql' ? Prisma.sql` FOR UPDATE OF m` : Prisma.empty}`
+  ORDER BY e."createdAt", e."id"`
 
 /**
  * Applies one status change to a message, records it in the history and writes a delivery to the
  * outbox for each of the account's enabled endpoints subscribed to `message.status`: all in the
- * caller's transaction, in raw statements (SqlTx): one read of the message with its account's
- * endpoints (on PostgreSQL locking the message's row, so two changes of one message apply one
- * after the other), the message's UPDATE, the history row and the deliveries' one INSERT.
+ * caller's transaction, in raw statements (SqlTx). On SQLite: one read of the message with its
+ * account's endpoints, the message's UPDATE, the history row and the deliveries' one INSERT. On
+ * PostgreSQL the same in one statement (applyAtOnce, which locks the message's row, so two changes
+ * of one message apply one after the other) and the deliveries' INSERT.
  * Only real changes count: a final status is final (a late ENROUTE after DELIVRD, or an UNDELIV
  * after DELIVRD, is ignored), a repeat of the current status is ignored, and so is any carrier
  * report on a message whose credits were refunded. Each applied change makes one webhook
@@ -49,7 +54,7 @@ const currentOf = (kind: SqlTx['kind'], messageId: string) => Prisma.sql`
  */
 export async function applyStatusChange(tx: SqlTx, messageId: string, change: StatusChange, changes?: StatusEvent[]): Promise<boolean> {
   if (tx.kind === 'postgresql') return (await applyAtOnce(tx, messageId, change, changes))!
-  const rows = await tx.run(currentOf(tx.kind, messageId))
+  const rows = await tx.run(currentOf(messageId))
   const current = rows[0]
   if (!current) throw notFound('Message')
   const ignored =

@@ -159,7 +159,11 @@ async function writeSends(tx: SqlTx, sends: NewSend[]): Promise<Written[]> {
   // An account's several sends in one charge when its balance covers them all (the usual case):
   // each of them, charged one after the other, would have been paid too. Else one by one.
   const byAccount = new Map<string, number[]>()
-  for (const i of order) byAccount.set(sends[i]!.accountId, [...(byAccount.get(sends[i]!.accountId) ?? []), i])
+  for (const i of order) {
+    const list = byAccount.get(sends[i]!.accountId)
+    if (list) list.push(i)
+    else byAccount.set(sends[i]!.accountId, [i])
+  }
   const charge = (accountId: string, pages: number) => {
     const times = Prisma.sql`CAST(${pages} AS INTEGER)`
     return run(Prisma.sql`

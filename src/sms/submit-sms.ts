@@ -93,9 +93,9 @@ export async function submitHeld(
     return (await refundSubmission(deps, messageId, { token, code: 'SUBMIT', reason })) ? 'FAILED' : 'LOST'
   }
   // Raw statements (SqlTx): the submission's close, then the message's SENT with its gateway id,
-  // history and webhooks (one UPDATE of the message carries both); on PostgreSQL one statement. In one transaction with the
-  // other records of this turn (turnTransaction): the SENT of the messages whose answers one read
-  // of the SMSC's socket brought are one commit.
+  // history and webhooks (one UPDATE of the message carries both); on PostgreSQL one statement.
+  // In one transaction with the other records of this turn (turnTransaction): the SENT of the
+  // messages whose answers one read of the SMSC's socket brought are one commit.
   const { outcome, changes } = await turnTransaction(deps.directTransaction, async (run) => {
     const events = statusChanges()
     const tx = { run, kind: deps.dbKind }

@@ -12,6 +12,7 @@ import { nextAttemptAt, parseRetryAfter } from './retry-schedule.js'
 import { recordEndpointHealth, type EndpointSnapshot } from './endpoint-health.js'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { inSpan, linkTo, tracingEnabled } from '../core/tracing.js'
+import { notifySelect } from '../events/event-bus.js'
 import { MAX_EVENT_DELIVERY_IDS, publishQuietly, TOPIC, type WebhookDeliveryEvent } from '../live/topics.js'
 
 /** The default claim (WORKER_LEASE_MS); requests time out at half the lease at most, so a live claim never expires under a running attempt. */
@@ -844,10 +845,7 @@ async function deliveredAtOnce(
       deps.logger.warn({ err: error, topic: TOPIC.webhookDelivery }, 'live event not published')
       notifications = []
     }
-  const select = notifications?.length
-    ? Prisma.sql`SELECT pg_notify(n."channel", n."text")::text AS "sent"
-        FROM (VALUES ${Prisma.join(notifications.map((n) => Prisma.sql`(${n.channel}, ${n.text})`))}) AS n("channel", "text")`
-    : Prisma.sql`SELECT 1 AS "sent"`
+  const select = notifications?.length ? notifySelect(notifications) : Prisma.sql`SELECT 1 AS "sent"`
   const rows = await deps.directRead(Prisma.sql`WITH "attempts" AS (${attempts}), "delivered" AS (${delivered}) ${select}`)
   if (!rows) return null
   for (const n of notifications ?? []) n.deliverLocally()
