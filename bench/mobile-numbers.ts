@@ -10,7 +10,10 @@ import { normalizeMobile } from '../src/messaging/mobile.js'
 
 const COUNT = 10_000
 const ROUNDS = Number(process.env.MOBILE_ROUNDS ?? 5)
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ')
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
 
 // The path as it was (src/messaging/mobile.ts before the reader of its own).
 const NOT_MOBILE = new Set(['FIXED_LINE', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'VOIP'])
@@ -22,7 +25,9 @@ const valid = (parsed: PhoneNumber | undefined) => {
 function libraryMobile(input: string, defaultCountry: string): string | null {
   const text = input.trim()
   if (!text || text.length > 32) return null
-  const found = valid(parsePhoneNumberFromString(text, defaultCountry as CountryCode)) ?? (text.startsWith('00') ? valid(parsePhoneNumberFromString(`+${text.slice(2)}`)) : null)
+  const found =
+    valid(parsePhoneNumberFromString(text, defaultCountry as CountryCode)) ??
+    (text.startsWith('00') ? valid(parsePhoneNumberFromString(`+${text.slice(2)}`)) : null)
   if (!found) return null
   return found.type && NOT_MOBILE.has(found.type) ? null : found.parsed.number
 }
@@ -37,13 +42,32 @@ const digits = (n: number) => {
   return text
 }
 const sets: [name: string, inputs: string[]][] = [
-  ['E.164 (+2547…, the harness\'s contacts)', Array.from({ length: COUNT }, () => `+2547${digits(8)}`)],
-  ['national (0712 345 678)', Array.from({ length: COUNT }, () => { const n = digits(8); return `07${n.slice(0, 2)} ${n.slice(2, 5)} ${n.slice(5)}` })],
+  ["E.164 (+2547…, the harness's contacts)", Array.from({ length: COUNT }, () => `+2547${digits(8)}`)],
+  [
+    'national (0712 345 678)',
+    Array.from({ length: COUNT }, () => {
+      const n = digits(8)
+      return `07${n.slice(0, 2)} ${n.slice(2, 5)} ${n.slice(5)}`
+    }),
+  ],
   ['00 (00254712345678)', Array.from({ length: COUNT }, () => `002547${digits(8)}`)],
   [
     'mixed (KE, GB, US, NG, DE, IN, fixed lines, invalid)',
-    Array.from({ length: COUNT }, (_, i) =>
-      [`+2547${digits(8)}`, `07${digits(8)}`, `+447${digits(9)}`, `+1 ${digits(3)} ${digits(3)} ${digits(4)}`, `+234 80${digits(8)}`, `+4915${digits(9)}`, `+91 9${digits(9)}`, `020 ${digits(7)}`, `+254${digits(5)}`, `0${digits(12)}`][i % 10]!,
+    Array.from(
+      { length: COUNT },
+      (_, i) =>
+        [
+          `+2547${digits(8)}`,
+          `07${digits(8)}`,
+          `+447${digits(9)}`,
+          `+1 ${digits(3)} ${digits(3)} ${digits(4)}`,
+          `+234 80${digits(8)}`,
+          `+4915${digits(9)}`,
+          `+91 9${digits(9)}`,
+          `020 ${digits(7)}`,
+          `+254${digits(5)}`,
+          `0${digits(12)}`,
+        ][i % 10]!,
     ),
   ],
 ]
@@ -60,7 +84,9 @@ for (const [name, inputs] of sets) {
   // The same answer for every input, or the timing means nothing.
   for (const input of inputs) {
     if (normalizeMobile(input, 'KE') !== libraryMobile(input, 'KE')) {
-      console.error(`normalizeMobile(${input}) differs from the library's: ${normalizeMobile(input, 'KE')} against ${libraryMobile(input, 'KE')}`)
+      console.error(
+        `normalizeMobile(${input}) differs from the library's: ${normalizeMobile(input, 'KE')} against ${libraryMobile(input, 'KE')}`,
+      )
       process.exit(1)
     }
   }
@@ -73,7 +99,8 @@ for (const [name, inputs] of sets) {
     b.push(time(normalizeMobile, inputs))
     a.push(time(libraryMobile, inputs))
   }
-  const range = (values: number[]) => `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)} to ${Math.max(...values).toFixed(1)})`
+  const range = (values: number[]) =>
+    `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)} to ${Math.max(...values).toFixed(1)})`
   console.log(
     `${name}: library ${range(a)}, service ${range(b)}, ${(median(a) / median(b)).toFixed(1)}x; accepted ${inputs.filter((i) => normalizeMobile(i, 'KE') !== null).length}; load ${before} → ${load()}`,
   )

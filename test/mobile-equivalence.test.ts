@@ -11,7 +11,10 @@ const valid = (parsed: PhoneNumber | undefined) => (parsed && (parsed.getType() 
 const parseReference = (input: string, country: string) => {
   const text = input.trim()
   if (!text || text.length > 32) return null
-  return valid(parsePhoneNumberFromString(text, country as CountryCode)) ?? (text.startsWith('00') ? valid(parsePhoneNumberFromString(`+${text.slice(2)}`)) : null)
+  return (
+    valid(parsePhoneNumberFromString(text, country as CountryCode)) ??
+    (text.startsWith('00') ? valid(parsePhoneNumberFromString(`+${text.slice(2)}`)) : null)
+  )
 }
 /** The reference's normalizeMobile and simKey of one input, from one parse. */
 const reference = (input: string, country: string) => {
@@ -45,7 +48,8 @@ function compare(inputs: Iterable<[input: string, country: string]>) {
   for (const [input, country] of inputs) {
     const { mobile: expected, simKey: expectedKey } = reference(input, country)
     const actual = normalizeMobile(input, country)
-    if (actual !== expected) differences.push(`normalizeMobile(${JSON.stringify(input)}, ${country}): ${actual} where the library gives ${expected}`)
+    if (actual !== expected)
+      differences.push(`normalizeMobile(${JSON.stringify(input)}, ${country}): ${actual} where the library gives ${expected}`)
     const key = simKey(input, country)
     if (key !== expectedKey) differences.push(`simKey(${JSON.stringify(input)}, ${country}): ${key} where the library gives ${expectedKey}`)
     answers.checked += 1
@@ -122,16 +126,25 @@ describe('normalizeMobile against libphonenumber-js itself', () => {
         const kept = start.nn.slice(0, random.below(4))
         const own = `${kept}${random.digits(Math.max(0, start.nn.length - kept.length + random.below(3) - 1))}`
         let text =
-          shape === 0 ? `+${random.digits(length)}`
-          : shape === 1 ? `00${random.digits(length)}`
-          : shape === 2 ? `0${random.digits(length)}`
-          : shape === 3 ? random.digits(length)
-          : shape === 4 ? `0${random.below(10)}${random.digits(Math.min(length, 11))}`
-          : shape === 5 ? `+${start.cc}${own}`
-          : shape === 6 ? `00${start.cc}${own}`
-          : shape === 7 ? `${start.cc}${own}`
-          : shape === 8 ? `0${own}`
-          : own
+          shape === 0
+            ? `+${random.digits(length)}`
+            : shape === 1
+              ? `00${random.digits(length)}`
+              : shape === 2
+                ? `0${random.digits(length)}`
+                : shape === 3
+                  ? random.digits(length)
+                  : shape === 4
+                    ? `0${random.below(10)}${random.digits(Math.min(length, 11))}`
+                    : shape === 5
+                      ? `+${start.cc}${own}`
+                      : shape === 6
+                        ? `00${start.cc}${own}`
+                        : shape === 7
+                          ? `${start.cc}${own}`
+                          : shape === 8
+                            ? `0${own}`
+                            : own
         if (random.below(4) === 0) {
           const separator = separators[random.below(separators.length)]!
           const at = 1 + random.below(Math.max(1, text.length - 1))

@@ -60,7 +60,17 @@ const metadata = library()
 const json = metadata.metadata
 
 /** The library's getNumberType asks these after FIXED_LINE, in this order. */
-const NON_FIXED_LINE_TYPES = ['MOBILE', 'PREMIUM_RATE', 'TOLL_FREE', 'SHARED_COST', 'VOIP', 'PERSONAL_NUMBER', 'PAGER', 'UAN', 'VOICEMAIL'] as const
+const NON_FIXED_LINE_TYPES = [
+  'MOBILE',
+  'PREMIUM_RATE',
+  'TOLL_FREE',
+  'SHARED_COST',
+  'VOIP',
+  'PERSONAL_NUMBER',
+  'PAGER',
+  'UAN',
+  'VOICEMAIL',
+] as const
 const TYPES = ['FIXED_LINE', ...NON_FIXED_LINE_TYPES] as const
 
 interface TypeDefinition {
@@ -180,7 +190,10 @@ function extractCountryCallingCodeFromInternationalNumberWithoutPlusSign(number:
   const shorter = number.slice(p.callingCode.length)
   const shorterNationalNumber = extractNationalNumber(shorter, p)
   const nationalNumber = extractNationalNumber(number, p)
-  if ((!p.entire.test(nationalNumber) && p.entire.test(shorterNationalNumber)) || checkNumberLength(nationalNumber, p.lengths) === 'TOO_LONG') {
+  if (
+    (!p.entire.test(nationalNumber) && p.entire.test(shorterNationalNumber)) ||
+    checkNumberLength(nationalNumber, p.lengths) === 'TOO_LONG'
+  ) {
     return { callingCode: p.callingCode, number: shorter }
   }
   return undefined
