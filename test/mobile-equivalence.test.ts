@@ -198,8 +198,10 @@ describe('normalizeMobile against libphonenumber-js itself', () => {
       '+44 7624 456789',
       '8 800 555 35 35',
       '8 10 254 712 345 678',
+      // Uruguay's international prefix 00 followed by a 0: read in the region (a toll-free number).
+      '000 4728 7119',
     ]
-    for (const text of texts) for (const country of [...DEFAULTS, 'CA', 'KZ', 'IM', 'XX', 'ke', '']) inputs.push([text, country])
+    for (const text of texts) for (const country of [...DEFAULTS, 'CA', 'KZ', 'IM', 'UY', 'XX', 'ke', '']) inputs.push([text, country])
     const { differences } = compare(inputs)
     expect(differences).toEqual([])
   })
