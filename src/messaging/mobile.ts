@@ -1,5 +1,6 @@
 // The 'max' metadata: the only libphonenumber-js set that knows number types (getType()).
 import { parsePhoneNumberFromString, type CountryCode, type NumberType, type PhoneNumber } from 'libphonenumber-js/max'
+import { readNumber } from './phone-numbers.js'
 
 /**
  * Types that certainly cannot receive an SMS. FIXED_LINE_OR_MOBILE (the US, Canada, ...) and numbers
@@ -11,7 +12,7 @@ const NOT_MOBILE = new Set<NumberType>(['FIXED_LINE', 'TOLL_FREE', 'PREMIUM_RATE
 export function normalizeMobile(input: string, defaultCountry: string): string | null {
   const found = parseNumber(input, defaultCountry)
   if (!found) return null
-  return found.type && NOT_MOBILE.has(found.type) ? null : found.parsed.number
+  return found.type && NOT_MOBILE.has(found.type) ? null : found.number
 }
 
 /**
@@ -22,27 +23,34 @@ export function normalizeMobile(input: string, defaultCountry: string): string |
 function parseNumber(input: string, defaultCountry: string): ValidNumber | null {
   const text = input.trim()
   if (!text || text.length > 32) return null
-  return (
-    valid(parsePhoneNumberFromString(text, defaultCountry as CountryCode)) ??
-    (text.startsWith('00') ? valid(parsePhoneNumberFromString(`+${text.slice(2)}`)) : null)
-  )
+  return valid(text, defaultCountry) ?? (text.startsWith('00') ? valid(`+${text.slice(2)}`, undefined) : null)
 }
 
-/** A valid number and its type (undefined when its region's metadata has none). */
+/** A valid number in E.164 and its type (undefined when its region's metadata has none). */
 interface ValidNumber {
-  parsed: PhoneNumber
+  number: string
   type: NumberType
 }
 
 /**
- * The number with its type when it is valid, or null. With the 'max' metadata isValid() is
- * getType() !== undefined, the same pattern matching: a number with a type is valid without asking
- * again (a fifth of normalizeMobile's time); only a number without one is asked.
+ * The number with its type when it is valid, or null. The common shapes are read by readNumber
+ * (./phone-numbers.ts), the library's own steps on its metadata with each pattern compiled once;
+ * anything else by the library itself.
  */
-function valid(parsed: PhoneNumber | undefined): ValidNumber | null {
+function valid(text: string, defaultCountry: string | undefined): ValidNumber | null {
+  const read = readNumber(text, defaultCountry)
+  if (read !== undefined) return read?.valid ? read : null
+  return validParsed(parsePhoneNumberFromString(text, defaultCountry as CountryCode))
+}
+
+/**
+ * With the 'max' metadata isValid() is getType() !== undefined, the same pattern matching: a number
+ * with a type is valid without asking again; only a number without one is asked.
+ */
+function validParsed(parsed: PhoneNumber | undefined): ValidNumber | null {
   if (!parsed) return null
   const type = parsed.getType()
-  return type !== undefined || parsed.isValid() ? { parsed, type } : null
+  return type !== undefined || parsed.isValid() ? { number: parsed.number, type } : null
 }
 
 /**
@@ -50,5 +58,5 @@ function valid(parsed: PhoneNumber | undefined): ValidNumber | null {
  * Any valid number counts here, whatever its type: the key only has to match, and stored keys stay as before.
  */
 export function simKey(sim: string, defaultCountry: string): string {
-  return parseNumber(sim, defaultCountry)?.parsed.number ?? sim.replace(/[\s-]/g, '')
+  return parseNumber(sim, defaultCountry)?.number ?? sim.replace(/[\s-]/g, '')
 }
