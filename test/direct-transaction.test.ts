@@ -76,6 +76,35 @@ describe.each(targets)('the direct transaction on $name', (target) => {
   })
 })
 
+const postgresql = targets.find((t) => t.name === 'postgresql')
+
+describe.skipIf(!postgresql)('the direct transaction on PostgreSQL: plans', () => {
+  const kit = useKit(postgresql!)
+  const mode = async (run: (query: { sql: string; text: string; values: unknown[] }) => Promise<Record<string, unknown>[]>) =>
+    (await run({ sql: '', text: 'SHOW plan_cache_mode', values: [] }))[0]!.plan_cache_mode
+
+  // What it is for: the check a foreign key runs for each row written is planned once per connection,
+  // not once a row (docs/performance.md, "Foreign key checks planned once").
+  it("lets a foreign key's checks use a generic plan inside it; the session's statements stay planned for their values", async () => {
+    // Outside: every statement is planned for its values (src/db/client.ts, the session's options).
+    expect((await kit.db.$queryRawUnsafe<{ plan_cache_mode: string }[]>('SHOW plan_cache_mode'))[0]!.plan_cache_mode).toBe(
+      'force_custom_plan',
+    )
+    expect(await kit.deps.directTransaction((run) => mode(run))).toBe('auto')
+    // SET LOCAL ends with the transaction, rolled back or committed: the connection goes back as it came.
+    await expect(
+      kit.deps.directTransaction(async (run) => {
+        await mode(run)
+        throw new Error('the body gave up')
+      }),
+    ).rejects.toThrow('the body gave up')
+    const modes = await Promise.all(
+      Array.from({ length: 12 }, () => kit.db.$queryRawUnsafe<{ plan_cache_mode: string }[]>('SHOW plan_cache_mode')),
+    )
+    expect(modes.map((rows) => rows[0]!.plan_cache_mode)).toEqual(Array(12).fill('force_custom_plan'))
+  })
+})
+
 const sqlite = targets.find((t) => t.name === 'sqlite')!
 
 /** How long a statement that must wait is given before the test looks: it has long finished by then if it does not wait. */

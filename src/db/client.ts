@@ -230,7 +230,12 @@ function poolTransaction(pool: pg.Pool, directTypes: ReturnType<typeof directTyp
     })
     let drop: Error | undefined
     try {
-      await client.query('BEGIN')
+      // The session plans every statement for its values (plan_cache_mode, below), and so it would
+      // plan again each check that a foreign key runs for each row written: 20 µs a row, 450 ms of a
+      // 10,000-contact add-contacts' 600 ms membership INSERT. The transaction's own statements are
+      // unnamed, planned for their values whatever the mode; `auto` lets the checks (and the triggers'
+      // statements) use the generic plan a key look-up needs. One round trip with the BEGIN.
+      await client.query('BEGIN; SET LOCAL plan_cache_mode = auto')
       const result = await body(async ({ text, values }) => (await client.query({ text, values, types: directTypes })).rows as Rows)
       await client.query('COMMIT')
       return result
