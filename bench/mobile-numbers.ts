@@ -5,8 +5,8 @@
 // national form with the default region, 00 and a mix with other regions and invalid numbers. Each
 // line: the median ms for 10,000 (min to max), the ratio A / B, the load average before and after.
 import { loadavg } from 'node:os'
-import { parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max'
 import { normalizeMobile } from '../src/messaging/mobile.js'
+import { libraryMobile } from '../test/kit/library-mobile.js'
 
 const COUNT = 10_000
 const ROUNDS = Number(process.env.MOBILE_ROUNDS ?? 5)
@@ -14,23 +14,6 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ')
-
-// The path as it was (src/messaging/mobile.ts before the reader of its own).
-const NOT_MOBILE = new Set(['FIXED_LINE', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'VOIP'])
-const valid = (parsed: PhoneNumber | undefined) => {
-  if (!parsed) return null
-  const type = parsed.getType()
-  return type !== undefined || parsed.isValid() ? { parsed, type } : null
-}
-function libraryMobile(input: string, defaultCountry: string): string | null {
-  const text = input.trim()
-  if (!text || text.length > 32) return null
-  const found =
-    valid(parsePhoneNumberFromString(text, defaultCountry as CountryCode)) ??
-    (text.startsWith('00') ? valid(parsePhoneNumberFromString(`+${text.slice(2)}`)) : null)
-  if (!found) return null
-  return found.type && NOT_MOBILE.has(found.type) ? null : found.parsed.number
-}
 
 let seed = 56
 const digits = (n: number) => {

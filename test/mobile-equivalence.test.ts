@@ -1,29 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import examples from 'libphonenumber-js/mobile/examples'
-import { getCountries, getExampleNumber, parsePhoneNumberFromString, type CountryCode, type PhoneNumber } from 'libphonenumber-js/max'
+import { getCountries, getExampleNumber } from 'libphonenumber-js/max'
 import { normalizeMobile, simKey } from '../src/messaging/mobile.js'
 import { readNumber } from '../src/messaging/phone-numbers.js'
+import { libraryParse, mobileOf } from './kit/library-mobile.js'
 
-// normalizeMobile and simKey as they were written on the library alone (parsePhoneNumberFromString,
-// getType(), isValid()), the reference every answer of the faster reader must equal.
-const NOT_MOBILE = new Set(['FIXED_LINE', 'TOLL_FREE', 'PREMIUM_RATE', 'SHARED_COST', 'VOIP'])
-const valid = (parsed: PhoneNumber | undefined) => (parsed && (parsed.getType() !== undefined || parsed.isValid()) ? parsed : null)
-const parseReference = (input: string, country: string) => {
-  const text = input.trim()
-  if (!text || text.length > 32) return null
-  return (
-    valid(parsePhoneNumberFromString(text, country as CountryCode)) ??
-    (text.startsWith('00') ? valid(parsePhoneNumberFromString(`+${text.slice(2)}`)) : null)
-  )
-}
 /** The reference's normalizeMobile and simKey of one input, from one parse. */
 const reference = (input: string, country: string) => {
-  const parsed = parseReference(input, country)
-  const type = parsed?.getType()
-  return {
-    mobile: parsed && !(type && NOT_MOBILE.has(type)) ? parsed.number : null,
-    simKey: parsed?.number ?? input.replace(/[\s-]/g, ''),
-  }
+  const parsed = libraryParse(input, country)
+  return { mobile: mobileOf(parsed), simKey: parsed?.number ?? input.replace(/[\s-]/g, '') }
 }
 
 // A seeded generator: the same inputs at every run.
