@@ -3,6 +3,7 @@
 // SQLite, Prisma's adapter runs everything on one connection, and such a statement used to run
 // inside the open transaction: the SMPP connector's part row went with a rollback (or a kill -9
 // before the commit), and the part was sent again. PostgreSQL runs each on its own connection.
+import { executionAsyncResource } from 'node:async_hooks'
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { targets } from './kit/databases.js'
@@ -54,5 +55,33 @@ describe.each(targets)('statements outside a transaction on $name', (target) => 
     )
     expect(answer).toBe('done')
     expect(await kit.db.serviceSetting.findUnique({ where: { name } })).not.toBeNull()
+  })
+})
+
+/**
+ * How many AsyncLocalStorage hooks copy a store onto a new resource: each enabled one sets its own
+ * symbol (described `kResourceStore`) on every resource created while it is on (Node 20 and 22).
+ */
+const storesCopied = () =>
+  new Promise<number>((resolve) =>
+    setImmediate(() => resolve(Object.getOwnPropertySymbols(executionAsyncResource()).filter((s) => s.description === 'kResourceStore').length)),
+  )
+
+describe('the SQLite connection lock between transactions', () => {
+  const kit = useKit(targets.find((t) => t.name === 'sqlite')!)
+
+  it('leaves no async hook on once no transaction runs', async () => {
+    let during = 0
+    await kit.db.$transaction(async () => {
+      during = await storesCopied()
+    })
+    let duringDirect = 0
+    await kit.deps.directTransaction(async () => {
+      duringDirect = await storesCopied()
+    })
+    const after = await storesCopied()
+    // Inside, the lock's store is copied onto what the callback creates; after, nothing of it is.
+    expect(during).toBe(after + 1)
+    expect(duringDirect).toBe(after + 1)
   })
 })

@@ -43,6 +43,29 @@ function rollback(connection: SqliteTransactionConnection) {
 export class SqliteConnectionLock {
   private tail: Promise<void> = Promise.resolve()
   private readonly scope = new AsyncLocalStorage<{ open: boolean }>()
+  /** Transactions' callbacks running in `scope` now (scoped). */
+  private scoped = 0
+
+  /**
+   * Runs `body` with `mark` as the scope's store, and turns the scope off again once no body runs.
+   *
+   * On Node 20 and 22 an AsyncLocalStorage, once it has run something, keeps an async hook on for
+   * the life of the process: every timer, nextTick entry, socket request and promise created from
+   * then on, whatever it serves, runs the hook that copies the store. A cached now-playing answer
+   * after one add-contacts cost 20% more instructions, a fifth of them in that hook
+   * (docs/performance.md, "The connection lock's async hook, off between transactions"). Off, the
+   * scope answers `undefined`, which is right: no transaction's callback is running. A callback's
+   * leftover work that runs later finds its mark closed either way.
+   */
+  private async within<T>(mark: { open: boolean }, body: () => Promise<T>): Promise<T> {
+    this.scoped++
+    try {
+      return await this.scope.run(mark, body)
+    } finally {
+      mark.open = false
+      if (--this.scoped === 0) this.scope.disable()
+    }
+  }
 
   /** Resolves once everything queued before holds the lock no more; call the answer to release it. */
   private acquire(): Promise<() => void> {
@@ -112,7 +135,7 @@ export class SqliteConnectionLock {
       }
       let result: T
       try {
-        result = await this.scope.run(mark, () => body(statement))
+        result = await this.within(mark, () => body(statement))
       } catch (error) {
         if (!expired) rollback(connection)
         throw expired ?? error
@@ -136,10 +159,7 @@ export class SqliteConnectionLock {
 
   /** Runs a `$transaction` call marked, so that statements of its own callback are not held up by it. */
   inTransaction<T>(run: () => Promise<T>): Promise<T> {
-    const mark = { open: true }
-    return this.scope.run(mark, run).finally(() => {
-      mark.open = false
-    })
+    return this.within({ open: true }, run)
   }
 
   /** Runs `statement` (a direct one, on the connection without Prisma) as the adapter's statements outside a transaction run. */
