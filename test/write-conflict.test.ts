@@ -34,10 +34,16 @@ async function snapshot(kit: TestKit, accountId: string, groupId: string) {
 }
 
 /**
- * A trigger that fails every insert into "Contact" of one account with the given SQLSTATE (`times`
- * runs, or every run), counting the statements it failed in a sequence (sequences do not roll back).
+ * A trigger that fails every insert into "Contact" (or update of "Group") of one account with the
+ * given SQLSTATE (`times` statements, or every one), counting the statements it failed in a
+ * sequence (sequences do not roll back).
  */
-async function failContactWrites(kit: TestKit, accountId: string, sqlstate: '40P01' | '40001', times?: number) {
+async function failWrites(
+  kit: TestKit,
+  accountId: string,
+  sqlstate: '40P01' | '40001',
+  { times, on = 'INSERT ON "Contact"' }: { times?: number; on?: 'INSERT ON "Contact"' | 'UPDATE ON "Group"' } = {},
+) {
   const condition = times === undefined ? 'true' : `nextval('write_runs') <= ${times}`
   await kit.db.$executeRawUnsafe(`CREATE SEQUENCE write_runs`)
   await kit.db.$executeRawUnsafe(`CREATE SEQUENCE write_failures`)
@@ -51,7 +57,7 @@ async function failContactWrites(kit: TestKit, accountId: string, sqlstate: '40P
      END $$ LANGUAGE plpgsql`,
   )
   await kit.db.$executeRawUnsafe(
-    `CREATE TRIGGER fail_contact_write BEFORE INSERT ON "Contact" FOR EACH ROW WHEN (NEW."accountId" = '${accountId}') EXECUTE FUNCTION fail_contact_write()`,
+    `CREATE TRIGGER fail_contact_write BEFORE ${on} FOR EACH ROW WHEN (NEW."accountId" = '${accountId}') EXECUTE FUNCTION fail_contact_write()`,
   )
   return {
     /** How many statements the trigger failed. */
@@ -62,7 +68,7 @@ async function failContactWrites(kit: TestKit, accountId: string, sqlstate: '40P
         )[0]!.n,
       ),
     async drop() {
-      await kit.db.$executeRawUnsafe(`DROP TRIGGER fail_contact_write ON "Contact"`)
+      await kit.db.$executeRawUnsafe(`DROP TRIGGER fail_contact_write ${on.slice(on.indexOf(' ON ') + 1)}`)
       await kit.db.$executeRawUnsafe(`DROP FUNCTION fail_contact_write()`)
       await kit.db.$executeRawUnsafe(`DROP SEQUENCE write_runs`)
       await kit.db.$executeRawUnsafe(`DROP SEQUENCE write_failures`)
@@ -194,7 +200,7 @@ describe.each(targets)('write conflicts in the contact writes on $name', (target
 
   postgresOnly('runs save contact again after a serialization failure (40001)', async () => {
     const s = await kit.seed().account()
-    const failing = await failContactWrites(kit, s.account.id, '40001', 1)
+    const failing = await failWrites(kit, s.account.id, '40001', { times: 1 })
     try {
       const m = mobile()
       const saved = await kit.rest('POST', '/api/contact/save', { key: s.key, body: { first_name: 'Second run', mobile: m } })
@@ -215,7 +221,7 @@ describe.each(targets)('write conflicts in the contact writes on $name', (target
       .group()
       .contacts(2, (i) => ({ firstName: `Before ${i}` }))
     const before = await snapshot(kit, s.account.id, s.group.id)
-    const failing = await failContactWrites(kit, s.account.id, '40P01')
+    const failing = await failWrites(kit, s.account.id, '40P01')
     try {
       const contacts = [...s.contacts.map((c) => ({ first_name: 'Changed', mobile: c.mobile })), { first_name: 'New', mobile: mobile() }]
       const rest = await kit.rest('POST', `/api/contact/group/${s.group.id}/add-contacts`, { key: s.key, body: { contacts } })
@@ -247,6 +253,19 @@ describe.each(targets)('write conflicts in the contact writes on $name', (target
       })
       expect(await failing.failures()).toBe(2 * WRITE_CONFLICT_ATTEMPTS)
       expect(await snapshot(kit, s.account.id, s.group.id)).toEqual(before)
+    } finally {
+      await failing.drop()
+    }
+  })
+
+  postgresOnly('runs a group update again after a deadlock (40P01)', async () => {
+    const s = await kit.seed().account().group({ name: 'Old name' })
+    const failing = await failWrites(kit, s.account.id, '40P01', { times: 1, on: 'UPDATE ON "Group"' })
+    try {
+      const res = await kit.rest('PATCH', `/api/contact/group/${s.group.id}/update`, { key: s.key, body: { name: 'New name' } })
+      expect(res.status).toBe(200)
+      expect(await failing.failures()).toBe(1)
+      expect(await kit.db.group.findUniqueOrThrow({ where: { id: s.group.id }, select: { name: true } })).toEqual({ name: 'New name' })
     } finally {
       await failing.drop()
     }
