@@ -68,10 +68,10 @@ async function failWrites(
         )[0]!.n,
       ),
     async drop() {
-      await kit.db.$executeRawUnsafe(`DROP TRIGGER fail_contact_write ${on.slice(on.indexOf(' ON ') + 1)}`)
-      await kit.db.$executeRawUnsafe(`DROP FUNCTION fail_contact_write()`)
-      await kit.db.$executeRawUnsafe(`DROP SEQUENCE write_runs`)
-      await kit.db.$executeRawUnsafe(`DROP SEQUENCE write_failures`)
+      await kit.db.$executeRawUnsafe(`DROP TRIGGER IF EXISTS fail_contact_write ${on.slice(on.indexOf(' ON ') + 1)}`)
+      await kit.db.$executeRawUnsafe(`DROP FUNCTION IF EXISTS fail_contact_write()`)
+      await kit.db.$executeRawUnsafe(`DROP SEQUENCE IF EXISTS write_runs`)
+      await kit.db.$executeRawUnsafe(`DROP SEQUENCE IF EXISTS write_failures`)
     },
   }
 }
@@ -222,7 +222,13 @@ describe.skipIf(!postgres)('write conflicts on PostgreSQL', () => {
     const failing = await failWrites(kit, s.account.id, '40P01')
     try {
       const contacts = [...s.contacts.map((c) => ({ first_name: 'Changed', mobile: c.mobile })), { first_name: 'New', mobile: mobile() }]
-      const rest = await kit.rest('POST', `/api/contact/group/${s.group.id}/add-contacts`, { key: s.key, body: { contacts } })
+      const add = () =>
+        kit.rest('POST', `/api/contact/group/${s.group.id}/add-contacts`, {
+          key: s.key,
+          body: { contacts },
+          headers: { 'idempotency-key': 'write-conflict-1' },
+        })
+      const rest = await add()
       expect(rest.status).toBe(503)
       expect(rest.headers.get('retry-after')).toBe('1')
       expect(rest.body).toEqual({
@@ -251,6 +257,13 @@ describe.skipIf(!postgres)('write conflicts on PostgreSQL', () => {
       })
       expect(await failing.failures()).toBe(2 * WRITE_CONFLICT_ATTEMPTS)
       expect(await snapshot(kit, s.account.id, s.group.id)).toEqual(before)
+
+      // The 503 was not kept under its Idempotency-Key: the same request, once the writes go through, runs.
+      await failing.drop()
+      const again = await add()
+      expect(again).toMatchObject({ status: 200, body: { status: 'successful' } })
+      expect(again.headers.get('idempotency-replayed')).toBeNull()
+      expect((await snapshot(kit, s.account.id, s.group.id)).members).toBe(3)
     } finally {
       await failing.drop()
     }
