@@ -95,7 +95,8 @@ const messagingErrors: Record<number, ErrorDoc> = {
     example: { error: 'Internal server error (request id 6b1f…)', code: 'INTERNAL' },
   },
   503: {
-    description: 'SERVICE_UNAVAILABLE: the database is unreachable or timed out, or the instance is shutting down.',
+    description:
+      'SERVICE_UNAVAILABLE: the database is unreachable or timed out, concurrent writes to the same records kept colliding (a deadlock or serialization failure on every try), or the instance is shutting down. Nothing was written; send the same request again after Retry-After.',
     example: { error: 'The database is unavailable; try again shortly', code: 'SERVICE_UNAVAILABLE' },
     headers: ['Retry-After'],
   },

@@ -9,6 +9,7 @@ import { checkGroupSim } from '../sms/sims.js'
 import type { Env } from '../core/env.js'
 import { rawDate, type PageRequest } from './paging.js'
 import { rowCount } from '../db/row-count.js'
+import { retryWriteConflicts } from '../db/write-conflict.js'
 import type { Group } from '../generated/sqlite/client.js'
 
 export interface GroupInput {
@@ -58,13 +59,15 @@ export async function createGroup({ db, env }: Pick<Deps, 'db' | 'env'>, account
   const existing = await db.group.findUnique({ where: { accountId_nameKey: { accountId, nameKey } } })
   if (existing) return { group: existing, created: false }
   try {
-    const group = await db.$transaction(async (tx) => {
-      const group = await tx.group.create({
-        data: { ...data, accountId, nameKey, searchText: searchTextOf(data.name, data.description ?? '') },
-      })
-      await syncSimCodes(tx, group, env)
-      return group
-    })
+    const group = await retryWriteConflicts(() =>
+      db.$transaction(async (tx) => {
+        const group = await tx.group.create({
+          data: { ...data, accountId, nameKey, searchText: searchTextOf(data.name, data.description ?? '') },
+        })
+        await syncSimCodes(tx, group, env)
+        return group
+      }),
+    )
     return { group, created: true }
   } catch (error) {
     if (!isUniqueViolation(error)) throw error
@@ -79,23 +82,28 @@ export async function updateGroup({ db, env }: Pick<Deps, 'db' | 'env'>, account
   const changes = readGroupInput(input, { creating: false })
   if (!isStorableText(groupId)) throw notFound('Group')
   try {
-    return await db.$transaction(async (tx) => {
-      const current = await tx.group.findFirst({ where: { id: groupId, accountId } })
-      if (!current) throw notFound('Group')
-      const name = changes.name ?? current.name
-      const description = changes.description ?? current.description
-      const nameKey = name.toLowerCase()
-      if (nameKey !== current.nameKey) {
-        const clash = await tx.group.findUnique({ where: { accountId_nameKey: { accountId, nameKey } }, select: { id: true } })
-        if (clash) throw new AppError('CONFLICT', `A group named "${name}" already exists`)
-      }
-      const group = await tx.group.update({
-        where: { id: current.id },
-        data: { ...changes, nameKey, searchText: searchTextOf(name, description) },
-      })
-      await syncSimCodes(tx, group, env)
-      return group
-    })
+    // Two updates that swap codes on one SIM delete and insert the same SimCode keys in opposite
+    // orders, and PostgreSQL may break that deadlock by aborting one (40P01): it runs again, and
+    // then either finds its code free or answers the 409 below.
+    return await retryWriteConflicts(() =>
+      db.$transaction(async (tx) => {
+        const current = await tx.group.findFirst({ where: { id: groupId, accountId } })
+        if (!current) throw notFound('Group')
+        const name = changes.name ?? current.name
+        const description = changes.description ?? current.description
+        const nameKey = name.toLowerCase()
+        if (nameKey !== current.nameKey) {
+          const clash = await tx.group.findUnique({ where: { accountId_nameKey: { accountId, nameKey } }, select: { id: true } })
+          if (clash) throw new AppError('CONFLICT', `A group named "${name}" already exists`)
+        }
+        const group = await tx.group.update({
+          where: { id: current.id },
+          data: { ...changes, nameKey, searchText: searchTextOf(name, description) },
+        })
+        await syncSimCodes(tx, group, env)
+        return group
+      }),
+    )
   } catch (error) {
     if (isUniqueViolation(error)) throw codeConflict()
     throw error

@@ -6,6 +6,7 @@ import { Prisma } from '../generated/sqlite/client.js'
 import { contactIdsByMobile, jsonTexts } from '../db/json-texts.js'
 import { notFound, validationError, type AppError, type ErrorDetail } from '../core/errors.js'
 import { isStorableText } from './input-rules.js'
+import { retryWriteConflicts } from '../db/write-conflict.js'
 import { normalizeMobile } from './mobile.js'
 import {
   CONTACT_COLUMNS,
@@ -155,16 +156,21 @@ async function writeAndEnlist(
   for (let i = 0; i < unique.length; i++) position.set(unique[i]!.mobile, i)
 
   // Raw statements without Prisma's runtime (Database.directTransaction); 10,000 contacts take seconds.
+  // A writer that locks some of these contacts in another order can deadlock with this one, and
+  // PostgreSQL may abort this side (40P01): the transaction runs again (retryWriteConflicts). Its
+  // function writes the database only, and builds what it returns afresh on each run.
   const run = () =>
-    directTransaction(
-      async (direct) => {
-        const tx = runOn(direct)
-        await assertGroupsExist(tx, dbKind, accountId, contacts, extraGroupId)
-        const written = await writeContacts(tx, dbKind, accountId, unique, position)
-        const joined = await enlist(tx, dbKind, directTimestamp(dbKind, new Date()), unique, written, extraGroupId)
-        return { written, joined }
-      },
-      { timeout: 120_000, maxWait: 30_000 },
+    retryWriteConflicts(() =>
+      directTransaction(
+        async (direct) => {
+          const tx = runOn(direct)
+          await assertGroupsExist(tx, dbKind, accountId, contacts, extraGroupId)
+          const written = await writeContacts(tx, dbKind, accountId, unique, position)
+          const joined = await enlist(tx, dbKind, directTimestamp(dbKind, new Date()), unique, written, extraGroupId)
+          return { written, joined }
+        },
+        { timeout: 120_000, maxWait: 30_000 },
+      ),
     )
   // A concurrent writer may insert the same new mobile first, or delete a group between the
   // existence check and the enlisting (foreign key): the next try sees the new state and answers
