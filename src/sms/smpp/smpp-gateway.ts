@@ -135,19 +135,23 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
    * receipt right behind its answer, in the same read: the receipt waits here for the recording
    * (a few milliseconds) rather than being kept as pending and matched afterwards (more statements).
    * A receipt at another instance, or one whose id is spelled otherwise, takes the pending path.
+   * The promise a receipt waits on is made only when one comes (most come after the recording).
    */
-  const recording = new Map<string, { done: Promise<void>; resolve: () => void }>()
+  const recording = new Map<string, { done?: Promise<void>; resolve?: () => void }>()
   const awaiting = (id: string) => {
-    if (recording.has(id)) return
-    let resolve!: () => void
-    const done = new Promise<void>((r) => (resolve = r))
-    recording.set(id, { done, resolve })
+    if (!recording.has(id)) recording.set(id, {})
+  }
+  const whenRecorded = (id: string) => {
+    const entry = recording.get(id)
+    if (!entry) return undefined
+    entry.done ??= new Promise<void>((resolve) => (entry.resolve = resolve))
+    return entry.done
   }
   const recorded = (id: string) => {
     const entry = recording.get(id)
     if (!entry) return
     recording.delete(id)
-    entry.resolve()
+    entry.resolve?.()
   }
 
   /**
@@ -188,7 +192,7 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
         logger.warn({ text: decoded.text.slice(0, 200) }, 'smpp receipt without a message id or stat ignored')
         return 0
       }
-      await recording.get(receipt.smscMessageId)?.done
+      await whenRecorded(receipt.smscMessageId)
       await applyReceipt(deps, receipt)
       return 0
     }
