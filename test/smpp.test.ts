@@ -8,6 +8,7 @@ import { useKit, fixedClock } from './kit/kit.js'
 import { startSmsc, type Smsc } from './kit/smsc.js'
 import { sleep, spawnServer } from './kit/server-process.js'
 import { createSmppGateway, type SmppGateway } from '../src/sms/smpp/smpp-gateway.js'
+import { UnansweredError } from '../src/sms/smpp/smpp-bind.js'
 import { createLogger } from '../src/core/logger.js'
 import { sendSms } from '../src/sms/send-sms.js'
 import { sweepSubmissions } from '../src/sms/submit-sms.js'
@@ -419,6 +420,46 @@ describe.each(targets)('SMPP connector on $name', (target) => {
     clock.advance(LEASE * 2)
     await sweepSubmissions(deps, 'test')
     expect(smsc.submits.length).toBe(before + 1)
+    await g.stop()
+  })
+
+  it('times out each unanswered submit_sm of a window in flight at its own deadline, and keeps the one answered meanwhile', async () => {
+    reset()
+    // Long enough that the SMSC's answer to the second (sent as soon as it is seen) comes well within it.
+    const timeoutMs = 1500
+    const { g } = await instance({ responseTimeoutMs: timeoutMs, window: 4 })
+    smsc.options.submit = 'silent'
+    const before = smsc.submits.length
+    const seen = (count: number) => until(`${count} submits at the SMSC`, async () => smsc.submits.length >= before + count)
+    const submit = (text: string) => {
+      const at = performance.now()
+      const params = { source_addr: 'TEST', destination_addr: '254711000020', short_message: Buffer.from(text, 'latin1') }
+      return g.bind.submit(params).then(
+        (answer) => ({ answer, error: null, afterMs: performance.now() - at }),
+        (error: unknown) => ({ answer: null, error, afterMs: performance.now() - at }),
+      )
+    }
+    const one = submit('window one')
+    const two = submit('window two')
+    await seen(2)
+    // A third sent later: due later than the first two, so the timer is set again for it.
+    await sleep(200)
+    const three = submit('window three')
+    await seen(3)
+    const answered = smsc.submits.slice(before).find((r) => r.text === 'window two')!
+    answered.session.send(answered.pdu.response({ message_id: 'answered-in-time' }))
+    const [first, second, third] = await Promise.all([one, two, three])
+    for (const unanswered of [first, third]) {
+      expect(unanswered.error).toBeInstanceOf(UnansweredError)
+      // Never before its own deadline (a lower bound only: a loaded machine fires timers late).
+      expect(unanswered.afterMs).toBeGreaterThanOrEqual(timeoutMs)
+    }
+    expect(second.error).toBeNull()
+    expect(second.answer?.message_id).toBe('answered-in-time')
+    // The window's slots came back: another submit goes (and, unanswered, times out too).
+    const again = await submit('window again')
+    expect(again.error).toBeInstanceOf(UnansweredError)
+    expect(smsc.submits.length).toBe(before + 4)
     await g.stop()
   })
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { segment } from '../src/sms/encoding.js'
+import { encodeGsm7 } from '../src/sms/smpp/gsm7.js'
 import { formatCredits, parseCredits } from '../src/sms/money.js'
 import { reportTime } from '../src/sms/report-time.js'
 import { nextAttemptAt, parseRetryAfter, RETRY_DELAYS_MS } from '../src/webhooks/retry-schedule.js'
@@ -28,6 +29,26 @@ describe('SMS pages', () => {
     // 152 septets then a 2-septet € would straddle the 153-septet boundary: it moves to page 2.
     expect(segment('a'.repeat(152) + '€' + 'a'.repeat(152))).toMatchObject({ units: 306, pages: 3 })
     expect(segment('ł'.repeat(66) + '😀' + 'ł'.repeat(66))).toMatchObject({ encoding: 'UCS_2', units: 134, pages: 3 })
+  })
+})
+
+describe('GSM-7 septets for SMPP (data_coding 0, one a byte)', () => {
+  it.each([
+    // Characters coded as in ASCII: their bytes as they are.
+    ['Hello, world! 100% (ok?)\r\n', [...Buffer.from('Hello, world! 100% (ok?)\r\n', 'latin1')]],
+    // ASCII characters coded otherwise, beside plain ones: the table's codes.
+    ['a@b$c_d', [0x61, 0x00, 0x62, 0x02, 0x63, 0x11, 0x64]],
+    ['x[y]~', [0x78, 0x1b, 0x3c, 0x79, 0x1b, 0x3e, 0x1b, 0x3d]],
+    ['{}|^\\', [0x1b, 0x28, 0x1b, 0x29, 0x1b, 0x40, 0x1b, 0x14, 0x1b, 0x2f]],
+    // Beyond ASCII.
+    ['Ä£€ é', [0x5b, 0x01, 0x1b, 0x65, 0x20, 0x05]],
+    ['', []],
+  ])('%j', (text, septets) => {
+    expect([...encodeGsm7(text)]).toEqual(septets)
+  })
+
+  it('refuses a character outside GSM-7, also after plain ones', () => {
+    expect(() => encodeGsm7('plain text, then ł')).toThrow('not a GSM-7 character')
   })
 })
 

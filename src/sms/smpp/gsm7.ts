@@ -16,7 +16,14 @@ const EXTENSION: Record<string, number> = {
 }
 const CODES = new Map([...BASIC].map((c, i) => [c, i]))
 
+/**
+ * Text whose every character has the same code in GSM-7 as in ASCII (letters, digits, space, most
+ * punctuation, CR and LF; not `@ $ _` nor the extension's `[ ] { } \\ ^ ~ |`): its Latin-1 bytes are its septets.
+ */
+const SAME_AS_ASCII = /^[\n\r !"#%-?A-Za-z]*$/
+
 export function encodeGsm7(text: string): Buffer {
+  if (SAME_AS_ASCII.test(text)) return Buffer.from(text, 'latin1')
   const out: number[] = []
   for (const c of text) {
     const code = CODES.get(c)

@@ -66,7 +66,14 @@ export class SmppBind {
   private linkOutstanding = false
   private inFlight = 0
   private readonly windowWaiters: Waiter[] = []
-  private readonly outstanding = new Map<number, { reject(error: Error): void; timer: NodeJS.Timeout }>()
+  /**
+   * The submit_sm in flight, by sequence number, each with the time its answer is due
+   * (performance.now()). Every one has the same timeout, so the map's order (insertion) is the
+   * order of their deadlines: one timer, set for the first, rejects those due and is set again for
+   * the next (`expire`), where a timer of its own for every submit_sm was set and cleared.
+   */
+  private readonly outstanding = new Map<number, { reject(error: Error): void; due: number }>()
+  private expiryTimer: NodeJS.Timeout | null = null
   /** When the TPS limit lets the next submit_sm go (Date.now() time). */
   private nextSubmitAt = 0
   private readonly boundWaiters = new Set<() => void>()
@@ -202,25 +209,35 @@ export class SmppBind {
   }
 
   private failOutstanding(error: Error) {
-    for (const [, entry] of this.outstanding) {
-      clearTimeout(entry.timer)
-      entry.reject(error)
-    }
+    if (this.expiryTimer) clearTimeout(this.expiryTimer)
+    this.expiryTimer = null
+    const entries = [...this.outstanding.values()]
     this.outstanding.clear()
+    for (const entry of entries) entry.reject(error)
+  }
+
+  /** Rejects the submit_sm whose answer is overdue and sets the timer again for the next one due. */
+  private readonly expire = () => {
+    this.expiryTimer = null
+    const now = performance.now()
+    for (const [sequence, entry] of this.outstanding) {
+      if (entry.due > now) {
+        this.armExpiry(entry.due - now)
+        return
+      }
+      this.outstanding.delete(sequence)
+      entry.reject(new UnansweredError(`no submit_sm_resp within ${this.options.responseTimeoutMs} ms`))
+    }
+  }
+
+  private armExpiry(delayMs: number) {
+    // A timer may fire a fraction of a millisecond early (the event loop's clock counts whole ones): `expire` sets it again.
+    this.expiryTimer = setTimeout(this.expire, Math.max(1, Math.ceil(delayMs)))
+    this.expiryTimer.unref()
   }
 
   private failWaiters(error: Error) {
     for (const waiter of this.windowWaiters.splice(0)) waiter.reject(error)
-  }
-
-  /** A window slot; waits while the window is full, fails when the bind goes. */
-  private async slot() {
-    if (this.state !== 'bound') throw new NotSentError('smpp not bound')
-    if (this.inFlight < this.options.window) {
-      this.inFlight++
-      return
-    }
-    await new Promise<void>((resolve, reject) => this.windowWaiters.push({ resolve, reject }))
   }
 
   private release() {
@@ -234,19 +251,26 @@ export class SmppBind {
    * (as Jasmin's `submit_sm_throughput` paces them). A bucket holding a second's worth would let
    * 2 × TPS go within one second (the full bucket, then its refill); paced, any one second holds at
    * most TPS, and TPS + 1 at the SMSC when network or event-loop delays bunch two arrivals.
+   * Takes the token and answers 0 when one is there now, else how long to wait for the next.
    */
-  private async token() {
+  private takeToken(): number {
     const tps = this.options.tps
-    if (!tps) return
-    const interval = 1000 / tps
+    if (!tps) return 0
+    const now = Date.now()
+    if (now >= this.nextSubmitAt) {
+      this.nextSubmitAt = now + 1000 / tps
+      return 0
+    }
+    return Math.ceil(this.nextSubmitAt - now)
+  }
+
+  /** Waits for a TPS token (`takeToken` had none); fails when the bind goes meanwhile. */
+  private async token(waitMs: number) {
     for (;;) {
-      const now = Date.now()
-      if (now >= this.nextSubmitAt) {
-        this.nextSubmitAt = now + interval
-        return
-      }
-      await new Promise((resolve) => setTimeout(resolve, Math.ceil(this.nextSubmitAt - now)))
+      await new Promise((resolve) => setTimeout(resolve, waitMs))
       if (this.state !== 'bound') throw new NotSentError('smpp bind lost')
+      waitMs = this.takeToken()
+      if (!waitMs) return
     }
   }
 
@@ -256,11 +280,16 @@ export class SmppBind {
    * (the gateway records there that the part may go out); when it throws, nothing is sent.
    * `onAnswer` sees the answer as it is read, before any other PDU of the same read is handled
    * (a receipt the SMSC sent right behind it).
+   * A window slot and a TPS token that are there now are taken at once, without waiting a turn.
    */
   async submit(params: Record<string, unknown>, beforeSend?: () => Promise<void>, onAnswer?: (answer: PDU) => void): Promise<PDU> {
-    await this.slot()
+    if (this.state !== 'bound') throw new NotSentError('smpp not bound')
+    // A slot: free now, or handed over by `release` (in the order asked); fails when the bind goes.
+    if (this.inFlight < this.options.window) this.inFlight++
+    else await new Promise<void>((resolve, reject) => this.windowWaiters.push({ resolve, reject }))
     try {
-      await this.token()
+      const waitMs = this.takeToken()
+      if (waitMs) await this.token(waitMs)
       if (beforeSend) {
         if (this.state !== 'bound') throw new NotSentError('smpp bind lost')
         try {
@@ -274,10 +303,8 @@ export class SmppBind {
       return await new Promise<PDU>((resolve, reject) => {
         const pdu = new smpp.PDU('submit_sm', params)
         const sent = session.send(pdu, (answer) => {
-          const entry = this.outstanding.get(pdu.sequence_number)
-          if (!entry) return
-          clearTimeout(entry.timer)
-          this.outstanding.delete(pdu.sequence_number)
+          // Already rejected (overdue, or the connection went): too late.
+          if (!this.outstanding.delete(pdu.sequence_number)) return
           onAnswer?.(answer)
           resolve(answer)
         })
@@ -285,12 +312,9 @@ export class SmppBind {
           reject(new NotSentError('smpp connection not writable'))
           return
         }
-        const timer = setTimeout(() => {
-          this.outstanding.delete(pdu.sequence_number)
-          reject(new UnansweredError(`no submit_sm_resp within ${this.options.responseTimeoutMs} ms`))
-        }, this.options.responseTimeoutMs)
-        timer.unref()
-        this.outstanding.set(pdu.sequence_number, { reject, timer })
+        const timeoutMs = this.options.responseTimeoutMs
+        this.outstanding.set(pdu.sequence_number, { reject, due: performance.now() + timeoutMs })
+        if (!this.expiryTimer) this.armExpiry(timeoutMs)
       })
     } finally {
       this.release()

@@ -10,7 +10,7 @@ import { destinationAddress, receivedAddress, senderAddress } from './addresses.
 import { encodeGsm7, encodeUcs2 } from './gsm7.js'
 import { parseReceipt } from './receipt.js'
 import { NotSentError, SmppBind, UnansweredError, type BindState } from './smpp-bind.js'
-import { applyReceipt, matchPendingReceipts } from './smpp-receipts.js'
+import { anyPendingReceipt, applyReceipt, matchPendingReceipts } from './smpp-receipts.js'
 import { receiveSmppText, type InboundText } from './smpp-inbound.js'
 import { parseSmppUrl } from './smpp-url.js'
 import { Prisma } from '../../generated/sqlite/client.js'
@@ -135,19 +135,23 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
    * receipt right behind its answer, in the same read: the receipt waits here for the recording
    * (a few milliseconds) rather than being kept as pending and matched afterwards (more statements).
    * A receipt at another instance, or one whose id is spelled otherwise, takes the pending path.
+   * The promise a receipt waits on is made only when one comes (most come after the recording).
    */
-  const recording = new Map<string, { done: Promise<void>; resolve: () => void }>()
+  const recording = new Map<string, { done?: Promise<void>; resolve?: () => void }>()
   const awaiting = (id: string) => {
-    if (recording.has(id)) return
-    let resolve!: () => void
-    const done = new Promise<void>((r) => (resolve = r))
-    recording.set(id, { done, resolve })
+    if (!recording.has(id)) recording.set(id, {})
+  }
+  const whenRecorded = (id: string) => {
+    const entry = recording.get(id)
+    if (!entry) return undefined
+    entry.done ??= new Promise<void>((resolve) => (entry.resolve = resolve))
+    return entry.done
   }
   const recorded = (id: string) => {
     const entry = recording.get(id)
     if (!entry) return
     recording.delete(id)
-    entry.resolve()
+    entry.resolve?.()
   }
 
   /**
@@ -162,10 +166,13 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
       setImmediate(() => {
         const batch = toMatch
         toMatch = []
-        for (let i = 0; i < batch.length; i += MATCH_CHUNK)
-          void matchPendingReceipts(ready, batch.slice(i, i + MATCH_CHUNK)).catch((error: unknown) =>
-            logger.warn({ err: error }, 'smpp receipt match failed'),
-          )
+        const failed = (error: unknown) => logger.warn({ err: error }, 'smpp receipt match failed')
+        // Looked for by ids only when some receipt is pending at all (the sweep finds any missed).
+        anyPendingReceipt(ready).then((pending) => {
+          if (!pending) return
+          for (let i = 0; i < batch.length; i += MATCH_CHUNK)
+            void matchPendingReceipts(ready, batch.slice(i, i + MATCH_CHUNK)).catch(failed)
+        }, failed)
       })
     }
     toMatch.push(...ids)
@@ -185,7 +192,7 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
         logger.warn({ text: decoded.text.slice(0, 200) }, 'smpp receipt without a message id or stat ignored')
         return 0
       }
-      await recording.get(receipt.smscMessageId)?.done
+      await whenRecorded(receipt.smscMessageId)
       await applyReceipt(deps, receipt)
       return 0
     }
@@ -234,18 +241,15 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
       params.short_message = body
     }
     let recorded = false
+    const recordOnce = () =>
+      record().then(() => {
+        recorded = true
+      })
     for (let attempt = 0; ; attempt++) {
       let answer: PDU
       try {
-        answer = await bind.submit(
-          params,
-          async () => {
-            if (recorded) return
-            await record()
-            recorded = true
-          },
-          onAnswer,
-        )
+        // A throttled part sent again has its row already.
+        answer = await bind.submit(params, recorded ? undefined : recordOnce, onAnswer)
       } catch (error) {
         if (error instanceof UnansweredError) return { part, kind: 'unanswered' }
         if (error instanceof NotSentError) return { part, kind: 'unsent' }
@@ -317,25 +321,24 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
       }
       let results: PartResult[]
       let accepted: Extract<PartResult, { kind: 'accepted' }>[]
-      try {
-        results = await Promise.all(
-          missing.map((part) =>
-            submitPart(
-              message,
-              texts,
-              part,
-              ref,
-              async () => {
-                const row = { messageId: message.id, part, parts: texts.length, createdAt }
-                // The rows of the parts the window lets go in one turn, of any messages, in one INSERT.
-                if (directTransaction) await turnStatement(directTransaction, insertParts, row)
-                else await run(insertParts([row]))
-                written.add(part)
-              },
-              onAnswer,
-            ),
-          ),
+      const partOf = (part: number) =>
+        submitPart(
+          message,
+          texts,
+          part,
+          ref,
+          () => {
+            const row = { messageId: message.id, part, parts: texts.length, createdAt }
+            // The rows of the parts the window lets go in one turn, of any messages, in one INSERT.
+            const writing = directTransaction ? turnStatement(directTransaction, insertParts, row) : run(insertParts([row]))
+            return writing.then(() => {
+              written.add(part)
+            })
+          },
+          onAnswer,
         )
+      try {
+        results = missing.length === 1 ? [await partOf(missing[0]!)] : await Promise.all(missing.map(partOf))
 
         accepted = results.filter((r): r is Extract<PartResult, { kind: 'accepted' }> => r.kind === 'accepted')
         // Parts the SMSC did not take (or that never left) are not there: a retry sends them.
@@ -344,11 +347,11 @@ export function createSmppGateway(options: SmppGatewayOptions): SmppGateway {
           .map((r) => r.part)
         try {
           // The usual case: the answers of the messages of one turn in one UPDATE.
-          if (directTransaction && accepted.length && !notTaken.length)
-            await Promise.all(
-              accepted.map((r) => turnStatement(directTransaction, recordAnswers, { messageId: message.id, part: r.part, id: r.id })),
-            )
-          else if (accepted.length || notTaken.length)
+          if (directTransaction && accepted.length && !notTaken.length) {
+            const answer = (r: (typeof accepted)[number]) =>
+              turnStatement(directTransaction, recordAnswers, { messageId: message.id, part: r.part, id: r.id })
+            await (accepted.length === 1 ? answer(accepted[0]!) : Promise.all(accepted.map(answer)))
+          } else if (accepted.length || notTaken.length)
             await record(async (write) => {
               // One UPDATE for the accepted parts' ids.
               if (accepted.length)

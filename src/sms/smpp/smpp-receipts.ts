@@ -166,6 +166,16 @@ async function reportMessage(deps: ReceiptDeps, messageId: string, receipt: Smpp
 }
 
 /** Receipts kept as pending whose parts are now recorded: applied, then removed. */
+/**
+ * Whether any receipt is pending at all, on any instance: one statement of constant text, where the
+ * look by ids (`matchPendingReceipts`) binds every id's other spellings. Usually none is (a receipt
+ * that comes right behind its answer waits for the answer's record), and then the answers of a turn
+ * need no look by ids.
+ */
+export async function anyPendingReceipt(deps: Pick<ReceiptDeps, 'db' | 'directRead'>): Promise<boolean> {
+  return (await statementOf(deps, Prisma.sql`SELECT 1 AS "pending" FROM "SmppPendingReceipt" LIMIT 1`)).length > 0
+}
+
 export async function matchPendingReceipts(deps: ReceiptDeps, smscMessageIds?: string[]): Promise<number> {
   const tx = { kind: deps.dbKind }
   const pending = await statementOf(
