@@ -165,7 +165,6 @@ async function reportMessage(deps: ReceiptDeps, messageId: string, receipt: Smpp
   )
 }
 
-/** Receipts kept as pending whose parts are now recorded: applied, then removed. */
 /**
  * Whether any receipt is pending at all, on any instance: one statement of constant text, where the
  * look by ids (`matchPendingReceipts`) binds every id's other spellings. Usually none is (a receipt
@@ -176,6 +175,7 @@ export async function anyPendingReceipt(deps: Pick<ReceiptDeps, 'db' | 'directRe
   return (await statementOf(deps, Prisma.sql`SELECT 1 AS "pending" FROM "SmppPendingReceipt" LIMIT 1`)).length > 0
 }
 
+/** Receipts kept as pending whose parts are now recorded: applied, then removed. */
 export async function matchPendingReceipts(deps: ReceiptDeps, smscMessageIds?: string[]): Promise<number> {
   const tx = { kind: deps.dbKind }
   const pending = await statementOf(
