@@ -43,7 +43,7 @@ describe.skipIf(!postgresql)('foreign key checks planned once on PostgreSQL', ()
 
   /** The writes recorded since the last call, as `table op mode`, once each, in order. */
   const seen = async () => {
-    const { rows } = await client.query<{ tableName: string; op: string; mode: string }>(
+    const { rows } = await client.query<{ n: number; tableName: string; op: string; mode: string }>(
       `DELETE FROM "SeenPlanMode" RETURNING "n", "tableName", "op", "mode"`,
     )
     return [...new Set(rows.sort((a, b) => a.n - b.n).map((r) => `${r.tableName} ${r.op} ${r.mode}`))]
