@@ -142,7 +142,14 @@ try {
   }
   await once('peer', peer, false)
   await once('service', deps, false)
-  for (let r = 0; r < ROUNDS; r++) for (const [label, which] of [['peer', peer], ['service', deps], ['service', deps], ['peer', peer]] as const) await once(label, which, true)
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [label, which] of [
+      ['peer', peer],
+      ['service', deps],
+      ['service', deps],
+      ['peer', peer],
+    ] as const)
+      await once(label, which, true)
   console.log('medians (peer / service, service time over peer time):')
   for (const path of ['record', 'hand-over', 'import']) {
     const [a, b] = [median(times[`peer ${path}`]!), median(times[`service ${path}`]!)]
@@ -154,20 +161,29 @@ try {
   const target = new URL(schema.url)
   const name = target.searchParams.get('schema')!
   target.search = ''
-  const client = new pg.Client({ connectionString: target.toString(), options: `-c search_path="${name}" -c plan_cache_mode=force_custom_plan -c jit=off` })
+  const client = new pg.Client({
+    connectionString: target.toString(),
+    options: `-c search_path="${name}" -c plan_cache_mode=force_custom_plan -c jit=off`,
+  })
   await client.connect()
   const explain = async (mode: string) => {
     await client.query(`BEGIN; SET LOCAL plan_cache_mode = ${mode}`)
     try {
       await client.query(`DELETE FROM "BulkSendRecipient" WHERE "bulkSendId" = $1`, [lastBulk])
-      const { rows } = await client.query<{ 'QUERY PLAN': [{ 'Execution Time': number; Triggers: { 'Trigger Name': string; Time: number; Calls: number }[] }] }>(
+      const { rows } = await client.query<{
+        'QUERY PLAN': [{ 'Execution Time': number; Triggers: { 'Trigger Name': string; Time: number; Calls: number }[] }]
+      }>(
         `EXPLAIN (ANALYZE, FORMAT JSON) INSERT INTO "BulkSendRecipient" ("bulkSendId", "contactId", "mobile")
          SELECT $1, m."contactId", c."mobile" FROM "Membership" m JOIN "Contact" c ON c."id" = m."contactId" WHERE m."groupId" = $2`,
         [lastBulk, group.id],
       )
       const plan = rows[0]!['QUERY PLAN'][0]
       const checks = plan.Triggers.filter((t) => t['Trigger Name'].startsWith('RI_ConstraintTrigger'))
-      return { total: plan['Execution Time'], checks: checks.reduce((sum, t) => sum + t.Time, 0), calls: checks.reduce((sum, t) => sum + t.Calls, 0) }
+      return {
+        total: plan['Execution Time'],
+        checks: checks.reduce((sum, t) => sum + t.Time, 0),
+        calls: checks.reduce((sum, t) => sum + t.Calls, 0),
+      }
     } finally {
       await client.query('ROLLBACK')
     }
@@ -179,7 +195,9 @@ try {
     for (const mode of ['force_custom_plan', 'auto', 'auto', 'force_custom_plan']) {
       const before = load()
       const { total, checks, calls } = await explain(mode)
-      console.log(`  ${mode.padEnd(17)} statement ${total.toFixed(1).padStart(7)} ms, foreign key checks ${checks.toFixed(1).padStart(6)} ms (${calls} calls)   load ${before} -> ${load()}`)
+      console.log(
+        `  ${mode.padEnd(17)} statement ${total.toFixed(1).padStart(7)} ms, foreign key checks ${checks.toFixed(1).padStart(6)} ms (${calls} calls)   load ${before} -> ${load()}`,
+      )
     }
   await client.end()
 } finally {

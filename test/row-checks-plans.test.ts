@@ -29,14 +29,18 @@ describe.skipIf(!postgresql)('foreign key checks planned once on PostgreSQL', ()
 
   beforeAll(async () => {
     client = await schemaClient(kit.url)
-    await client.query(`CREATE TABLE "SeenPlanMode" ("n" serial PRIMARY KEY, "tableName" text NOT NULL, "op" text NOT NULL, "mode" text NOT NULL)`)
+    await client.query(
+      `CREATE TABLE "SeenPlanMode" ("n" serial PRIMARY KEY, "tableName" text NOT NULL, "op" text NOT NULL, "mode" text NOT NULL)`,
+    )
     await client.query(`CREATE FUNCTION "seen_plan_mode"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
       BEGIN
         INSERT INTO "SeenPlanMode" ("tableName", "op", "mode") VALUES (TG_TABLE_NAME, TG_OP, current_setting('plan_cache_mode'));
         RETURN NULL;
       END $$`)
     for (const [table, ops] of WATCHED) {
-      await client.query(`CREATE TRIGGER "seen_plan_mode" AFTER ${ops} ON "${table}" FOR EACH STATEMENT EXECUTE FUNCTION "seen_plan_mode"()`)
+      await client.query(
+        `CREATE TRIGGER "seen_plan_mode" AFTER ${ops} ON "${table}" FOR EACH STATEMENT EXECUTE FUNCTION "seen_plan_mode"()`,
+      )
     }
   })
   afterAll(() => client?.end())

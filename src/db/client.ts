@@ -371,9 +371,10 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       // plan would price LIMIT $n at a tenth of the list, and a page's plan hangs on its numbers.
       // The mode also reaches the check a foreign key runs for each row written, planned again a
       // row: a transaction that writes many such rows opens with `auto` instead (src/db/row-checks.ts:
-      // the direct transaction, a group's send, a channel's import). What is left is a few rows a
-      // statement (one message, one delivery), microseconds (docs/performance.md, "Foreign key
-      // checks planned once, beyond the direct transaction").
+      // the direct transaction, a group's send, a channel's import). What is left: statements of a
+      // row or a few, and the sends written together outside a transaction (up to 100 a statement,
+      // about 50 µs a send, where a transaction would add two round trips; docs/performance.md,
+      // "Foreign key checks planned once, beyond the direct transaction").
       // max_parallel_workers_per_gather=0: no parallel plans. The list's forward branch of a page past
       // the middle is priced as a sort of the whole account, which PostgreSQL may hand to parallel
       // workers; it starts them before the branch's one-time filter says the branch never runs: the

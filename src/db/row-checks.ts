@@ -7,7 +7,7 @@ import type { DatabaseKind } from './connection-url.js'
  * The service's sessions plan every statement for its values (`plan_cache_mode =
  * force_custom_plan`, src/db/client.ts), for the contact list's named statements. The same mode
  * reaches the look-up PostgreSQL runs for each row a foreign key checks (and the triggers'
- * statements): planned again for every row written, 10 to 15 µs a row against 4 to 7
+ * statements): planned again for every row written, about 20 µs a check against 7
  * (docs/performance.md, "Foreign key checks planned once, beyond the direct transaction"). A
  * transaction's own statements (Prisma's and the direct ones are unnamed) are planned for their
  * values whatever the mode.
