@@ -10,6 +10,8 @@ import { targets } from './kit/databases.js'
 import { useKit } from './kit/kit.js'
 import { sleep } from './kit/server-process.js'
 import { databaseFault } from '../src/core/errors.js'
+import { prismaTransaction } from '../src/db/client.js'
+import { GENERIC_ROW_CHECKS } from '../src/db/row-checks.js'
 
 describe.each(targets)('the direct transaction on $name', (target) => {
   const kit = useKit(target)
@@ -102,6 +104,11 @@ describe.skipIf(!postgresql)('the direct transaction on PostgreSQL: plans', () =
       Array.from({ length: 12 }, () => kit.db.$queryRawUnsafe<{ plan_cache_mode: string }[]>('SHOW plan_cache_mode')),
     )
     expect(modes.map((rows) => rows[0]!.plan_cache_mode)).toEqual(Array(12).fill('force_custom_plan'))
+  })
+
+  it('its fallback through Prisma (traces on) opens the same way; without the opening a Prisma transaction keeps the session mode', async () => {
+    expect(await prismaTransaction(kit.db, 'postgresql', GENERIC_ROW_CHECKS)((run) => mode(run))).toBe('auto')
+    expect(await prismaTransaction(kit.db, 'postgresql')((run) => mode(run))).toBe('force_custom_plan')
   })
 })
 

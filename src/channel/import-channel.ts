@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.js'
+import { planRowChecksOnce } from '../db/row-checks.js'
 import { AppError, MAX_ERROR_DETAILS, isUniqueViolation, validationError, type ErrorDetail } from '../core/errors.js'
 import { textProblem } from '../messaging/input-rules.js'
 import { IMPORT_LIMITS, channelImportSchema, type ChannelImport } from './import-schema.js'
@@ -37,7 +38,7 @@ export function parseChannelImport(input: unknown): ChannelImport {
  * if missing. A slug is a public name: one used by a channel the import does not update (another
  * operator's, or another of one's own) is a 409 CONFLICT and nothing is written.
  */
-export async function importChannel(deps: Pick<Deps, 'db'>, input: unknown, operatorAccountId?: string) {
+export async function importChannel(deps: Pick<Deps, 'db' | 'dbKind'>, input: unknown, operatorAccountId?: string) {
   const doc = parseChannelImport(input)
   try {
     return await writeChannel(deps, doc, operatorAccountId)
@@ -66,10 +67,12 @@ const sameFields = (row: Record<string, unknown>, fields: Record<string, unknown
  * (their counts are bounded by IMPORT_LIMITS). A changed airing is deleted and inserted again
  * with its id, since nothing refers to airings. Deletions go by id lists, 500 a statement.
  */
-async function writeChannel({ db }: Pick<Deps, 'db'>, doc: ChannelImport, operatorAccountId?: string) {
+async function writeChannel({ db, dbKind }: Pick<Deps, 'db' | 'dbKind'>, doc: ChannelImport, operatorAccountId?: string) {
   const c = doc.channel
   return db.$transaction(
     async (tx) => {
+      // Thousands of episodes and airings, each checked against its program or episode: planned once.
+      await planRowChecksOnce(tx, dbKind)
       const bySlug = await tx.channel.findUnique({ where: { slug: c.slug } })
       const existing = c.uuid ? await tx.channel.findFirst({ where: { id: c.uuid } }) : bySlug
       if (existing && operatorAccountId && existing.operatorAccountId !== operatorAccountId) {

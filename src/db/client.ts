@@ -1,6 +1,7 @@
 import type pg from 'pg'
 import { PrismaClient as SqliteClient, type Prisma } from '../generated/sqlite/client.js'
 import { parseDatabaseUrl, type DatabaseKind } from './connection-url.js'
+import { GENERIC_ROW_CHECKS } from './row-checks.js'
 import { migrationsOf } from './migrate.js'
 import type { SqliteTransactionConnection } from './sqlite-connection-lock.js'
 import { tracingEnabled } from '../core/tracing.js'
@@ -169,10 +170,14 @@ export type TransactionBudget = { timeout: number; maxWait: number }
 /**
  * A transaction of raw statements through Prisma (`$queryRawUnsafe` in `$transaction`): what
  * `directTransactionOf` falls back to with traces on, so that Prisma's SQL spans show the statements.
+ * `opening` runs first (PostgreSQL's fallback: GENERIC_ROW_CHECKS, as the direct path opens).
  */
-export function prismaTransaction(prisma: Db, kind: DatabaseKind): DirectTransaction {
+export function prismaTransaction(prisma: Db, kind: DatabaseKind, opening?: string): DirectTransaction {
   return (body, budget) =>
-    prisma.$transaction((tx) => body((q) => tx.$queryRawUnsafe<Rows>(kind === 'sqlite' ? q.sql : q.text, ...q.values)), budget)
+    prisma.$transaction(async (tx) => {
+      if (opening) await tx.$executeRawUnsafe(opening)
+      return body((q) => tx.$queryRawUnsafe<Rows>(kind === 'sqlite' ? q.sql : q.text, ...q.values))
+    }, budget)
 }
 
 /** A raw statement's rows on the transaction's connection. */
@@ -234,8 +239,8 @@ function poolTransaction(pool: pg.Pool, directTypes: ReturnType<typeof directTyp
       // plan again each check that a foreign key runs for each row written: 20 µs a row, 450 ms of a
       // 10,000-contact add-contacts' 600 ms membership INSERT. The transaction's own statements are
       // unnamed, planned for their values whatever the mode; `auto` lets the checks (and the triggers'
-      // statements) use the generic plan a key look-up needs. One round trip with the BEGIN.
-      await client.query('BEGIN; SET LOCAL plan_cache_mode = auto')
+      // statements) use the generic plan a key look-up needs (src/db/row-checks.ts). One round trip with the BEGIN.
+      await client.query(`BEGIN; ${GENERIC_ROW_CHECKS}`)
       const result = await body(async ({ text, values }) => (await client.query({ text, values, types: directTypes })).rows as Rows)
       await client.query('COMMIT')
       return result
@@ -364,6 +369,12 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
       // plan_cache_mode: a prepared statement (the contact list's, DirectReadOptions) is planned for
       // its values every time, as an unnamed one is; what preparing saves is the parse. A generic
       // plan would price LIMIT $n at a tenth of the list, and a page's plan hangs on its numbers.
+      // The mode also reaches the check a foreign key runs for each row written, planned again a
+      // row: a transaction that writes many such rows opens with `auto` instead (src/db/row-checks.ts:
+      // the direct transaction, a group's send, a channel's import). What is left: statements of a
+      // row or a few, and the sends written together outside a transaction (up to 100 a statement,
+      // about 50 µs a send, where a transaction would add two round trips; docs/performance.md,
+      // "Foreign key checks planned once, beyond the direct transaction").
       // max_parallel_workers_per_gather=0: no parallel plans. The list's forward branch of a page past
       // the middle is priced as a sort of the whole account, which PostgreSQL may hand to parallel
       // workers; it starts them before the branch's one-time filter says the branch never runs: the
@@ -413,7 +424,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
     directTransaction = directTransactionOf(
       'postgresql',
       poolTransaction(pool, directTypes),
-      prismaTransaction(prisma, 'postgresql'),
+      prismaTransaction(prisma, 'postgresql', GENERIC_ROW_CHECKS),
       options,
     )
   }

@@ -1,3 +1,4 @@
+import { planRowChecksOnce } from '../db/row-checks.js'
 import { timeOrderedId } from '../db/time-ordered-id.js'
 import type { Deps } from '../deps.js'
 import { AppError, isUniqueViolation, notFound, validationError } from '../core/errors.js'
@@ -84,6 +85,8 @@ export async function recordBulkSend(
   let status: BulkSendStatus
   try {
     status = await db.$transaction(async (tx) => {
+      // Each recipient row's bulkSendId check planned once, not once a row: 80 to 160 ms of PostgreSQL's time at a group of 10,000.
+      await planRowChecksOnce(tx, deps.dbKind)
       const account = await tx.account.findUniqueOrThrow({ where: { id: accountId }, select: { pricePerPage: true, name: true } })
       // One query with a subquery: loading the memberships' contacts would pass one IN list of every id.
       const members = (
@@ -200,6 +203,8 @@ export async function handOver(deps: BulkDeps, bulkId: string, token: string, { 
     const handed = left.map((r) => ({ ...r, messageId: timeOrderedId() }))
     try {
       await db.$transaction(async (tx) => {
+        // Four foreign key checks a recipient, planned once rather than once a row.
+        await planRowChecksOnce(tx, deps.dbKind)
         await tx.message.createMany({
           data: handed.map((r) => ({
             id: r.messageId,
