@@ -64,7 +64,9 @@ describe.each(targets)('statements outside a transaction on $name', (target) => 
  */
 const storesCopied = () =>
   new Promise<number>((resolve) =>
-    setImmediate(() => resolve(Object.getOwnPropertySymbols(executionAsyncResource()).filter((s) => s.description === 'kResourceStore').length)),
+    setImmediate(() =>
+      resolve(Object.getOwnPropertySymbols(executionAsyncResource()).filter((s) => s.description === 'kResourceStore').length),
+    ),
   )
 
 describe('the SQLite connection lock between transactions', () => {
