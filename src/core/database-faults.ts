@@ -32,18 +32,33 @@ const UNAVAILABLE_PG_MESSAGES = new Set([
 // because the database was slow. Other P2028s (using a finished transaction) are bugs.
 const TRANSACTION_START_TIMEOUT = 'Unable to start a transaction in the given time.'
 
-interface AdapterCause {
+/** What a Prisma driver adapter reports of a database error: its kind and the SQLSTATE. */
+export interface AdapterCause {
   kind?: unknown
   code?: unknown
   originalCode?: unknown
 }
 
-interface ErrorLike {
+export interface ErrorLike {
   name?: unknown
   code?: unknown
   message?: unknown
   cause?: AdapterCause
-  meta?: { timeout?: unknown; driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } }
+  meta?: { timeout?: unknown; driverAdapterError?: { cause?: AdapterCause } }
+}
+
+/**
+ * The adapter's cause of a Prisma error: in meta.driverAdapterError for a raw query's P2010 and the
+ * errors Prisma maps, or the unwrapped DriverAdapterError's own cause for those it has no code for
+ * (a plain SQLSTATE).
+ */
+export function adapterCause(error: ErrorLike): AdapterCause | undefined {
+  return error.meta?.driverAdapterError?.cause ?? (error.name === 'DriverAdapterError' ? error.cause : undefined)
+}
+
+/** The SQLSTATE an adapter's cause carries, or ''. */
+export function causeSqlState(cause: AdapterCause): string {
+  return typeof cause.code === 'string' ? cause.code : typeof cause.originalCode === 'string' ? cause.originalCode : ''
 }
 
 function isUnavailable(error: ErrorLike): boolean {
@@ -51,10 +66,10 @@ function isUnavailable(error: ErrorLike): boolean {
   if (code && UNAVAILABLE_PRISMA_CODES.has(code)) return true
   if (code === 'P2028') return typeof error.meta?.timeout === 'number' || error.message === TRANSACTION_START_TIMEOUT
   // Adapter errors Prisma has no code for (a plain SQLSTATE) reach us unwrapped.
-  const cause = error.meta?.driverAdapterError?.cause ?? (error.name === 'DriverAdapterError' ? error.cause : undefined)
+  const cause = adapterCause(error)
   if (cause) {
     if (typeof cause.kind === 'string' && UNAVAILABLE_ADAPTER_KINDS.has(cause.kind)) return true
-    const sqlState = typeof cause.code === 'string' ? cause.code : typeof cause.originalCode === 'string' ? cause.originalCode : ''
+    const sqlState = causeSqlState(cause)
     if (UNAVAILABLE_SQLSTATES.has(sqlState) || sqlState.startsWith('08')) return true
   }
   // better-sqlite3 errors the adapter does not map (extended busy/locked codes such as SQLITE_BUSY_SNAPSHOT),

@@ -3,15 +3,9 @@
 // the transaction back whole, so a transaction whose function only reads and writes the database
 // may simply run again. One that does anything else (submits an SMS, posts a webhook) may not.
 import { AppError } from '../core/errors.js'
+import { adapterCause, causeSqlState, type ErrorLike } from '../core/database-faults.js'
 
 const SQLSTATES = new Set(['40P01', '40001'])
-
-interface ErrorLike {
-  name?: unknown
-  code?: unknown
-  cause?: { kind?: unknown; code?: unknown; originalCode?: unknown }
-  meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } }
-}
 
 /**
  * A deadlock or serialization failure in each shape it reaches us (checked against real ones in
@@ -23,15 +17,10 @@ interface ErrorLike {
  */
 export function isWriteConflict(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  const { name, code, cause: own, meta } = error as ErrorLike
+  const { code } = error as ErrorLike
   if (typeof code === 'string' && (SQLSTATES.has(code) || code === 'P2034')) return true
-  const cause = meta?.driverAdapterError?.cause ?? (name === 'DriverAdapterError' ? own : undefined)
-  if (!cause) return false
-  return (
-    cause.kind === 'TransactionWriteConflict' ||
-    (typeof cause.originalCode === 'string' && SQLSTATES.has(cause.originalCode)) ||
-    (typeof cause.code === 'string' && SQLSTATES.has(cause.code))
-  )
+  const cause = adapterCause(error as ErrorLike)
+  return cause !== undefined && (cause.kind === 'TransactionWriteConflict' || SQLSTATES.has(causeSqlState(cause)))
 }
 
 /** Runs of a transaction at most, the first included. */
